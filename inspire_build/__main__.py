@@ -1,0 +1,3 @@
+from inspire_build.cli import main
+
+main()

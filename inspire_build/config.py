@@ -1,0 +1,119 @@
+"""One Settings object. The environment is read here, once, and nowhere else.
+
+Every variable has the prefix ``INSPIRE_``; nested split settings use ``__``
+(``INSPIRE_SPLITS__EVAL__LIMIT=50``) and are merged over the defaults below.
+API keys and the contact email are ``SecretStr``, so printing, dumping or
+logging a Settings object never shows a secret.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from inspire_build.errors import InputError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_WAREHOUSE = PROJECT_ROOT / "warehouse" / "inspire.duckdb"
+
+LlmBackend = Literal["openai", "rules"]
+SourceMode = Literal["live", "replay", "auto"]
+
+
+class SplitConfig(BaseModel):
+    """Which targets a split draws from: a window on their first public date, fields, sizes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    start: dt.date
+    end: dt.date
+    fields: tuple[str, ...] = ("Computer Science",)
+    min_references: int = Field(default=10, ge=0)
+    limit: int | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _window_is_ordered(self) -> SplitConfig:
+        if self.end < self.start:
+            raise ValueError(f"split window ends ({self.end}) before it starts ({self.start})")
+        return self
+
+
+DEFAULT_SPLITS: dict[str, dict[str, Any]] = {
+    "train": {"start": "2023-01-01", "end": "2024-12-31"},
+    "eval": {"start": "2025-01-01", "end": "2026-12-31"},
+}
+
+
+class Settings(BaseSettings):
+    """Everything configurable. Field ``x`` is read from ``INSPIRE_X``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="INSPIRE_",
+        env_nested_delimiter="__",
+        frozen=True,
+        extra="ignore",
+    )
+
+    # Storage
+    warehouse: Path = DEFAULT_WAREHOUSE
+
+    # Credentials and politeness. Never logged, never stored (see http.py's redaction).
+    openalex_api_key: SecretStr | None = None
+    s2_api_key: SecretStr | None = None
+    llm_api_key: SecretStr | None = None
+    contact_email: SecretStr | None = None
+
+    # LLM
+    llm_backend: LlmBackend = "rules"
+    llm_base_url: str | None = None
+    llm_model: str = "gpt-4o-mini"
+
+    # Sources: where requests go, and whether the raw response store may be bypassed.
+    source_mode: SourceMode = "auto"
+    openalex_url: str = "https://api.openalex.org"
+    s2_url: str = "https://api.semanticscholar.org/graph/v1"
+    arxiv_url: str = "https://export.arxiv.org/api/query"
+
+    # Rate limits (per host) and concurrency
+    openalex_rps: float = Field(default=10.0, gt=0, le=100)
+    s2_rps: float = Field(default=1.0, gt=0)
+    arxiv_interval_s: float = Field(default=3.0, ge=0)
+    http_timeout_s: float = Field(default=30.0, gt=0)
+    concurrency: int = Field(default=4, ge=1, le=64)
+
+    # Splits
+    splits: dict[str, SplitConfig] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _merge_split_defaults(cls, data: Any) -> Any:
+        """Merge partial split settings (e.g. only ``limit``) over the default windows."""
+        if not isinstance(data, dict):
+            return data
+        given = data.get("splits") or {}
+        if not isinstance(given, dict):
+            return data
+        merged = {name: dict(values) for name, values in DEFAULT_SPLITS.items()}
+        for name, values in given.items():
+            override = values.model_dump() if isinstance(values, BaseModel) else dict(values)
+            merged[name] = {**merged.get(name, {}), **override}
+        return {**data, "splits": merged}
+
+    def split(self, name: str) -> SplitConfig:
+        """The named split's config, or a clear error listing the known names."""
+        try:
+            return self.splits[name]
+        except KeyError:
+            known = ", ".join(sorted(self.splits))
+            raise InputError(f"unknown split {name!r}; known splits: {known}") from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read from the environment on first use."""
+    return Settings()

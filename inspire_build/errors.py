@@ -1,0 +1,34 @@
+"""The project's exception tree.
+
+Modules raise these; `cli.py` translates them into a one-line message and an exit code, once.
+"""
+
+
+class InspireError(Exception):
+    """Base class for every error the product raises on purpose."""
+
+    exit_code = 1
+
+
+class InputError(InspireError):
+    """The user gave us something we cannot use (a junk ID, a bad file, a bad option)."""
+
+    exit_code = 2
+
+
+class InvalidIdError(InputError, ValueError):
+    """A string is not a paper identifier in any scheme we know."""
+
+
+class WarehouseError(InspireError):
+    """The DuckDB warehouse cannot be opened, migrated or written."""
+
+
+class WarehouseLockedError(WarehouseError):
+    """Another process holds the warehouse's write lock (DuckDB allows one writer process)."""
+
+    exit_code = 3
+
+
+class MigrationError(WarehouseError):
+    """A migration failed, is registered twice, or was edited after it was applied."""

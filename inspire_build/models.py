@@ -1,0 +1,280 @@
+"""Domain records: frozen pydantic models for everything that crosses a module boundary.
+
+Past the parsing boundary (``sources/*.parse``) the pipeline passes these, never raw dicts.
+``schemas/models/*.json`` holds their JSON Schemas; ``make schemas`` regenerates them and a
+test checks they are current.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from enum import IntEnum, StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+
+from inspire_build import ids
+
+
+class Record(BaseModel):
+    """Base for every domain record: immutable, and strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Source(StrEnum):
+    OPENALEX = "openalex"
+    S2 = "s2"
+    ARXIV = "arxiv"
+
+
+class DatePrecision(StrEnum):
+    """How much of a date a source actually gave: year-only dates are common in S2."""
+
+    DAY = "day"
+    MONTH = "month"
+    YEAR = "year"
+
+
+class MatchRule(StrEnum):
+    """How a reference from one source was matched to another, in the order they are tried."""
+
+    DOI = "doi"
+    ARXIV = "arxiv"
+    OPENALEX = "openalex"
+    S2 = "s2"
+    TITLE_YEAR = "title_year"
+
+
+class TargetStatus(StrEnum):
+    CANDIDATE = "candidate"
+    ACCEPTED = "accepted"
+    EXCLUDED = "excluded"
+
+
+class ReferenceStatus(StrEnum):
+    ANTECEDENT = "antecedent"
+    AFTER_CUTOFF = "after_cutoff"
+    AFTER_TARGET = "after_target"
+    NO_DATE = "no_date"
+    UNRESOLVED = "unresolved"
+
+
+class BriefStatus(StrEnum):
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+class AuditCheck(StrEnum):
+    LEXICAL = "lexical"
+    IDENTITY = "identity"
+    RETRIEVAL = "retrieval"
+    MECHANISM = "mechanism"
+
+
+class LeakLevel(StrEnum):
+    NONE = "none"
+    PARTIAL = "partial"
+    FULL = "full"
+
+
+class Tier(IntEnum):
+    """Antecedent grade; the value is also the default linear gain (T3=3, T2=2, T1=1)."""
+
+    T1 = 1
+    T2 = 2
+    T3 = 3
+
+
+class Role(StrEnum):
+    PROBLEM = "problem"
+    METHOD_FOUNDATION = "method-foundation"
+    COMPONENT = "component"
+    BASELINE = "baseline"
+    DATASET_OR_BENCHMARK = "dataset-or-benchmark"
+    BACKGROUND = "background"
+
+
+class PaperIds(Record):
+    """Every identifier one work is known by. Values are canonicalised on the way in."""
+
+    openalex: str | None = None
+    doi: str | None = None
+    arxiv: str | None = None
+    s2: str | None = None
+    corpus_id: str | None = None
+
+    @field_validator("openalex")
+    @classmethod
+    def _openalex(cls, value: str | None) -> str | None:
+        return None if value is None else ids.normalize_openalex(value)
+
+    @field_validator("doi")
+    @classmethod
+    def _doi(cls, value: str | None) -> str | None:
+        return None if value is None else ids.normalize_doi(value)
+
+    @field_validator("arxiv")
+    @classmethod
+    def _arxiv(cls, value: str | None) -> str | None:
+        return None if value is None else ids.normalize_arxiv(value)
+
+    @field_validator("s2")
+    @classmethod
+    def _s2(cls, value: str | None) -> str | None:
+        return None if value is None else ids.normalize_s2(value)
+
+    @field_validator("corpus_id")
+    @classmethod
+    def _corpus_id(cls, value: str | None) -> str | None:
+        return None if value is None else ids.normalize_corpus_id(f"CorpusId:{value}")
+
+    def typed(self) -> list[ids.PaperId]:
+        """The IDs present, as typed identifiers (the rows this work adds to ``paper_ids``)."""
+        pairs = (
+            (ids.Scheme.OPENALEX, self.openalex),
+            (ids.Scheme.DOI, self.doi),
+            (ids.Scheme.ARXIV, self.arxiv),
+            (ids.Scheme.S2, self.s2),
+            (ids.Scheme.CORPUS_ID, self.corpus_id),
+        )
+        return [ids.PaperId(scheme, value) for scheme, value in pairs if value is not None]
+
+    def is_empty(self) -> bool:
+        return not self.typed()
+
+
+class Paper(Record):
+    """One work as one source describes it."""
+
+    source: Source
+    ids: PaperIds
+    title: str | None = None
+    abstract: str | None = None
+    year: int | None = Field(default=None, ge=1000, le=2100)
+    publication_date: dt.date | None = None
+    date_precision: DatePrecision | None = None
+    venue: str | None = None
+    authors: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    reference_count: int | None = Field(default=None, ge=0)
+
+
+class Provenance(Record):
+    """Which source listed a reference, and how it was matched to the merged entry."""
+
+    source: Source
+    match_rule: MatchRule | None = None
+    match_score: float | None = Field(default=None, ge=0, le=100)
+
+
+class Reference(Record):
+    """One entry of a target's bibliography, merged across sources."""
+
+    target_id: str
+    ref_key: str
+    ids: PaperIds
+    title: str | None = None
+    year: int | None = None
+    contexts: tuple[str, ...] = ()
+    intents: tuple[str, ...] = ()
+    is_influential: bool | None = None
+    provenance: tuple[Provenance, ...] = ()
+    status: ReferenceStatus | None = None
+    reason: str | None = None
+
+
+class Target(Record):
+    """A candidate target paper of a split, with its terminal status and the reason for it."""
+
+    paper_id: str
+    split: str
+    ids: PaperIds
+    title: str | None = None
+    first_public_date: dt.date | None = None
+    cutoff_date: dt.date | None = None
+    status: TargetStatus = TargetStatus.CANDIDATE
+    reason: str | None = None
+
+
+class Brief(Record):
+    """A solution-redacted research brief written from a target."""
+
+    brief_id: str
+    target_id: str
+    attempt: int = Field(ge=1)
+    text: str
+    prompt_name: str
+    prompt_hash: str
+    backend: str
+    model: str
+    status: BriefStatus | None = None
+    reason: str | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def word_count(self) -> int:
+        return len(self.text.split())
+
+
+class AuditFinding(Record):
+    """The outcome of one leakage check on one brief."""
+
+    brief_id: str
+    check: AuditCheck
+    passed: bool
+    level: LeakLevel = LeakLevel.NONE
+    detail: str = ""
+
+
+class Grade(Record):
+    """An antecedent's tier and role for one target, with the grader's rationale."""
+
+    target_id: str
+    paper_id: str
+    tier: Tier
+    role: Role
+    rationale: str
+    backend: str
+    model: str
+    prompt_hash: str
+
+
+class Instance(Record):
+    """One benchmark item of a split version: what the agent sees, plus evaluator-only keys."""
+
+    instance_id: str
+    version_id: str
+    target_id: str
+    brief_id: str
+    brief: str
+    cutoff_date: dt.date
+    n_antecedents: int = Field(ge=0)
+
+
+class SplitVersion(Record):
+    """An immutable, reproducible build of a split."""
+
+    version_id: str
+    split: str
+    label: str | None = None
+    config_hash: str
+    code_version: str
+    prompt_hashes: Mapping[str, str]
+    models: Mapping[str, str]
+    counts: Mapping[str, int]
+    created_at: dt.datetime
+
+
+ALL_MODELS: tuple[type[Record], ...] = (
+    PaperIds,
+    Paper,
+    Provenance,
+    Reference,
+    Target,
+    Brief,
+    AuditFinding,
+    Grade,
+    Instance,
+    SplitVersion,
+)

@@ -1,0 +1,297 @@
+"""The only module that writes to DuckDB: connections, migrations and idempotent writes.
+
+Migrations are SQL files in ``inspire_build/migrations/``, named ``NNNN_name.sql`` and applied in
+order, each inside a transaction, and recorded in ``_migrations`` with a checksum. A migration
+edited after it was applied is refused: the fix is a new migration.
+
+Writes bind every value as a parameter. Table and column names are checked against the live
+catalog before they are quoted into SQL, so no data ever reaches the SQL text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+import duckdb
+
+from inspire_build.errors import MigrationError, WarehouseError, WarehouseLockedError
+
+MIGRATIONS_TABLE = "_migrations"
+_MIGRATION_NAME = re.compile(r"(?P<number>\d{4})_(?P<slug>[a-z0-9_]+)\.sql")
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    sql: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode()).hexdigest()
+
+
+def load_migrations(folder: Traversable | None = None) -> list[Migration]:
+    """The registered migrations in order. Refuses duplicate numbers and badly named files."""
+    folder = folder or resources.files("inspire_build") / "migrations"
+    found: dict[str, Migration] = {}
+    for entry in folder.iterdir():
+        if not entry.name.endswith(".sql"):
+            continue
+        match = _MIGRATION_NAME.fullmatch(entry.name)
+        if not match:
+            raise MigrationError(f"migration file {entry.name!r} is not named NNNN_name.sql")
+        number = match.group("number")
+        if number in found:
+            raise MigrationError(
+                f"migration number {number} is registered twice: "
+                f"{found[number].name} and {entry.name.removesuffix('.sql')}"
+            )
+        found[number] = Migration(entry.name.removesuffix(".sql"), entry.read_text())
+    return [found[number] for number in sorted(found)]
+
+
+def connect(path: Path | str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse at ``path`` (``:memory:`` for tests), with a clear error on a lock."""
+    target = str(path)
+    if target != ":memory:":
+        file = Path(target)
+        if read_only and not file.exists():
+            raise WarehouseError(f"no warehouse at {file}; create it with `inspire warehouse init`")
+        file.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return duckdb.connect(target, read_only=read_only)
+    except duckdb.IOException as error:
+        if "lock" in str(error).lower():
+            raise WarehouseLockedError(
+                f"the warehouse {target} is in use by another process; DuckDB allows one "
+                f"writer at a time. Wait for it to finish or stop it. ({error})"
+            ) from error
+        raise WarehouseError(f"cannot open the warehouse {target}: {error}") from error
+
+
+def applied_migrations(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Name -> checksum of every migration recorded in this warehouse."""
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [MIGRATIONS_TABLE]
+    ).fetchone()
+    if not exists or not exists[0]:
+        return {}
+    rows = con.execute("SELECT name, checksum FROM _migrations").fetchall()
+    return {str(name): str(checksum) for name, checksum in rows}
+
+
+def migrate(
+    con: duckdb.DuckDBPyConnection, migrations: Sequence[Migration] | None = None
+) -> list[str]:
+    """Apply every pending migration, each in its own transaction. Returns the names applied."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations ("
+        "name VARCHAR PRIMARY KEY, checksum VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+    )
+    done = applied_migrations(con)
+    applied: list[str] = []
+    for migration in load_migrations() if migrations is None else migrations:
+        if migration.name in done:
+            if done[migration.name] != migration.checksum:
+                raise MigrationError(
+                    f"migration {migration.name} was edited after it was applied; "
+                    "add a new migration instead"
+                )
+            continue
+        try:
+            with transaction(con):
+                con.execute(migration.sql)
+                con.execute(
+                    "INSERT INTO _migrations VALUES (?, ?, ?)",
+                    [migration.name, migration.checksum, dt.datetime.now(dt.UTC)],
+                )
+        except duckdb.Error as error:
+            raise MigrationError(f"migration {migration.name} failed: {error}") from error
+        applied.append(migration.name)
+    return applied
+
+
+@contextmanager
+def open_warehouse(path: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection with every migration applied, closed on exit."""
+    con = connect(path)
+    try:
+        migrate(con)
+        yield con
+    finally:
+        con.close()
+
+
+@dataclass(frozen=True)
+class Relation:
+    name: str
+    kind: str  # "table" or "view"
+    rows: int
+
+
+def relations(con: duckdb.DuckDBPyConnection) -> list[Relation]:
+    """Every table and view in the main schema, with its row count, sorted by name."""
+    names = con.execute(
+        "SELECT table_name, 'table' FROM duckdb_tables() WHERE schema_name = 'main' "
+        "UNION ALL "
+        "SELECT view_name, 'view' FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal "
+        "ORDER BY 1"
+    ).fetchall()
+    result = []
+    for name, kind in names:
+        # The name comes from the catalog itself, not from input.
+        query = f"SELECT count(*) FROM {_quote(name)}"  # noqa: S608
+        count = con.execute(query).fetchone()
+        result.append(Relation(str(name), str(kind), int(count[0]) if count else 0))
+    return result
+
+
+def schema_sql(con: duckdb.DuckDBPyConnection) -> str:
+    """The migrated schema as DuckDB states it: the body of ``schemas/warehouse.sql``."""
+    statements = con.execute(
+        "SELECT sql FROM ("
+        "  SELECT table_name AS name, 0 AS ord, sql FROM duckdb_tables() "
+        "  WHERE schema_name = 'main' "
+        "  UNION ALL "
+        "  SELECT view_name, 1, sql FROM duckdb_views() WHERE schema_name = 'main' "
+        "  AND NOT internal"
+        ") ORDER BY ord, name"
+    ).fetchall()
+    return "\n\n".join(str(sql).strip() for (sql,) in statements) + "\n"
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
+    rows = con.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() "
+        "WHERE schema_name = 'main' AND table_name = ? ORDER BY column_index",
+        [table],
+    ).fetchall()
+    if not rows:
+        raise WarehouseError(f"no table {table!r} in the warehouse")
+    return {str(name): str(kind) for name, kind in rows}
+
+
+def _checked_columns(
+    con: duckdb.DuckDBPyConnection, table: str, names: Sequence[str]
+) -> dict[str, str]:
+    known = _columns(con, table)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise WarehouseError(f"table {table!r} has no column(s) {unknown}; it has {sorted(known)}")
+    return {name: known[name] for name in names}
+
+
+def _bind(value: object, column_type: str) -> object:
+    """Python value -> DuckDB parameter. Mappings and lists bound for JSON columns are encoded."""
+    if column_type == "JSON" and value is not None and not isinstance(value, str):
+        return json.dumps(value, sort_keys=True, default=str)
+    return value
+
+
+def dedupe(rows: Sequence[Mapping[str, object]], key: Sequence[str]) -> list[Mapping[str, object]]:
+    """Keep the last row per key, in first-seen key order.
+
+    DuckDB keeps the *first* of two rows with one key inside a single ``INSERT ... ON CONFLICT``
+    statement and drops the other silently, so every batch passes through here first.
+    """
+    latest: dict[tuple[object, ...], Mapping[str, object]] = {}
+    for row in rows:
+        latest[tuple(row[name] for name in key)] = row
+    return list(latest.values())
+
+
+def upsert(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    rows: Sequence[Mapping[str, object]],
+    key: Sequence[str],
+) -> int:
+    """Insert ``rows`` into ``table``, replacing rows with the same ``key``. Returns rows written.
+
+    Every row must have the same columns. The batch is deduplicated on ``key`` first (last wins)
+    and written in one transaction, so a rerun with the same rows changes nothing.
+    """
+    if not rows:
+        return 0
+    columns = list(rows[0])
+    if any(list(row) != columns for row in rows):
+        raise WarehouseError(f"rows for {table!r} do not all have the same columns")
+    if not set(key) <= set(columns):
+        raise WarehouseError(f"key {list(key)} is not among the columns {columns}")
+    types = _checked_columns(con, table, columns)
+    unique = dedupe(rows, key)
+    quoted = [_quote(name) for name in columns]
+    updates = [f"{_quote(name)} = excluded.{_quote(name)}" for name in columns if name not in key]
+    conflict = "DO UPDATE SET " + ", ".join(updates) if updates else "DO NOTHING"
+    # Identifiers were checked against the catalog above; values are bound parameters.
+    statement = (
+        f"INSERT INTO {_quote(table)} ({', '.join(quoted)}) "  # noqa: S608
+        f"VALUES ({', '.join('?' for _ in columns)}) "
+        f"ON CONFLICT ({', '.join(_quote(name) for name in key)}) {conflict}"
+    )
+    params = [[_bind(row[name], types[name]) for name in columns] for row in unique]
+    with transaction(con):
+        con.executemany(statement, params)
+    return len(unique)
+
+
+def replace_where(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    where: Mapping[str, object],
+    rows: Sequence[Mapping[str, object]],
+    key: Sequence[str],
+) -> int:
+    """Replace exactly the rows matching ``where`` with ``rows``, in one transaction.
+
+    This is how a rerun of a pipeline step replaces its own rows and nothing else: rows that the
+    step no longer produces disappear, others' rows stay.
+    """
+    if not where:
+        raise WarehouseError("replace_where needs a non-empty filter")
+    types = _checked_columns(con, table, list(where))
+    condition = " AND ".join(_quote(name) + " = ?" for name in where)
+    with transaction(con):
+        con.execute(
+            f"DELETE FROM {_quote(table)} WHERE {condition}",  # noqa: S608 (checked names)
+            [_bind(value, types[name]) for name, value in where.items()],
+        )
+        return upsert(con, table, rows, key)
+
+
+# Connections inside a transaction() block. DuckDB cannot be asked, and a BEGIN inside a
+# transaction aborts it, so nesting is tracked here.
+_open_transactions: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """A transaction that nests: inside a caller's transaction, this block joins it."""
+    if con in _open_transactions:
+        yield  # the caller's transaction commits or rolls back
+        return
+    con.execute("BEGIN TRANSACTION")
+    _open_transactions.add(con)
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    else:
+        con.execute("COMMIT")
+    finally:
+        _open_transactions.discard(con)

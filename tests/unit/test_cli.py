@@ -1,0 +1,126 @@
+"""The inspire CLI, run as a real process: output, exit codes, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+import typer.main
+
+from inspire_build.cli import app
+
+
+def inspire(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "inspire_build", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+ACCEPTANCE_IDS = [
+    "https://arxiv.org/abs/2310.00826v2",
+    "10.48550/arXiv.2310.00826",
+    "W4385245566",
+    "https://doi.org/10.1145/3383583.3398584",
+    "CorpusId:49313245",
+]
+
+
+def test_ids_normalize_prints_one_typed_id_per_line() -> None:
+    result = inspire("ids", "normalize", *ACCEPTANCE_IDS)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "arxiv:2310.00826",
+        "arxiv:2310.00826",
+        "openalex:W4385245566",
+        "doi:10.1145/3383583.3398584",
+        "corpusid:49313245",
+    ]
+
+
+def test_ids_normalize_json_lines() -> None:
+    result = inspire("ids", "normalize", "--json", *ACCEPTANCE_IDS)
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["scheme"], r["value"]) for r in records] == [
+        ("arxiv", "2310.00826"),
+        ("arxiv", "2310.00826"),
+        ("openalex", "W4385245566"),
+        ("doi", "10.1145/3383583.3398584"),
+        ("corpusid", "49313245"),
+    ]
+
+
+def test_junk_id_is_a_one_line_error_with_exit_2() -> None:
+    result = inspire("ids", "normalize", "W1", "not-an-id")
+    assert result.returncode == 2
+    assert result.stdout.splitlines() == ["openalex:W1"]
+    assert result.stderr.strip().splitlines() == [
+        "error: not a paper identifier: 'not-an-id' (expected an arXiv ID, DOI, OpenAlex W-id, "
+        "S2 paperId or CorpusId:N)"
+    ]
+    assert "Traceback" not in result.stderr
+
+
+def test_warehouse_init_twice_then_status(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "w.duckdb"
+    first = inspire("warehouse", "init", "--warehouse", str(path))
+    assert first.returncode == 0, first.stderr
+    assert "applied 1 migration(s): 0001_initial" in first.stdout
+    second = inspire("--warehouse", str(path), "warehouse", "init")
+    assert second.returncode == 0, second.stderr
+    assert "up to date, nothing to apply" in second.stdout
+    status = inspire("warehouse", "status", "--warehouse", str(path))
+    assert status.returncode == 0, status.stderr
+    for name in ("raw_http", "references", "eval_scores", "latest_split_versions"):
+        assert name in status.stdout
+    assert "_migrations" in status.stdout and "│    1 │" in status.stdout
+
+
+def test_warehouse_path_comes_from_the_environment(tmp_path: Path) -> None:
+    import os
+
+    path = tmp_path / "from-env.duckdb"
+    env = {**os.environ, "INSPIRE_WAREHOUSE": str(path)}
+    result = inspire("warehouse", "init", env=env)
+    assert result.returncode == 0, result.stderr
+    assert path.exists()
+
+
+def test_status_of_a_missing_warehouse_is_a_clear_error(tmp_path: Path) -> None:
+    result = inspire("warehouse", "status", "--warehouse", str(tmp_path / "none.duckdb"))
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: no warehouse at ")
+    assert "Traceback" not in result.stderr
+
+
+def test_invalid_configuration_is_a_one_line_error(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "INSPIRE_LLM_BACKEND": "nonsense"}
+    result = inspire("warehouse", "init", "--warehouse", str(tmp_path / "w.duckdb"), env=env)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: invalid configuration: llm_backend")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+    found = []
+    for name, command in group.commands.items():
+        found.append((prefix + name, command))
+        if isinstance(command, click.Group):
+            found.extend(_commands(command, prefix + name + " "))
+    return found
+
+
+@pytest.mark.parametrize("name_command", _commands(typer.main.get_group(app)), ids=lambda c: c[0])
+def test_every_command_has_help_text(name_command: tuple[str, click.Command]) -> None:
+    name, command = name_command
+    assert command.help and command.help.strip(), f"`inspire {name}` has no help text"

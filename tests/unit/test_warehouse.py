@@ -1,0 +1,199 @@
+"""warehouse.py: migrations, idempotent writes, and the lock error, on real DuckDB."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from inspire_build import warehouse
+from inspire_build.errors import MigrationError, WarehouseError, WarehouseLockedError
+
+EXPECTED_TABLES = {
+    "_migrations",
+    "raw_http",
+    "llm_calls",
+    "papers",
+    "paper_ids",
+    "references",
+    "targets",
+    "briefs",
+    "audit_findings",
+    "grades",
+    "split_versions",
+    "instances",
+    "qrels",
+    "eval_runs",
+    "eval_scores",
+}
+
+
+def test_migrate_creates_every_table_of_the_pipeline(con: duckdb.DuckDBPyConnection) -> None:
+    relations = {r.name: r for r in warehouse.relations(con)}
+    tables = {name for name, r in relations.items() if r.kind == "table"}
+    assert tables == EXPECTED_TABLES
+    assert relations["latest_split_versions"].kind == "view"
+    assert relations["_migrations"].rows == len(warehouse.load_migrations())
+
+
+def test_migrate_twice_changes_nothing(con: duckdb.DuckDBPyConnection) -> None:
+    before = warehouse.schema_sql(con)
+    assert warehouse.migrate(con) == []
+    assert warehouse.schema_sql(con) == before
+    assert con.execute("SELECT count(*) FROM _migrations").fetchone() == (1,)
+
+
+def test_edited_migration_is_refused(con: duckdb.DuckDBPyConnection) -> None:
+    first = warehouse.load_migrations()[0]
+    edited = warehouse.Migration(first.name, first.sql + "\n-- edited")
+    with pytest.raises(MigrationError, match="edited after it was applied"):
+        warehouse.migrate(con, [edited])
+
+
+def test_failed_migration_rolls_back_and_is_not_recorded(con: duckdb.DuckDBPyConnection) -> None:
+    broken = warehouse.Migration(
+        "0002_broken", "CREATE TABLE half_done (x INTEGER); SELECT * FROM no_such_table;"
+    )
+    with pytest.raises(MigrationError, match="0002_broken failed"):
+        warehouse.migrate(con, [*warehouse.load_migrations(), broken])
+    names = {r.name for r in warehouse.relations(con)}
+    assert "half_done" not in names
+    assert "0002_broken" not in warehouse.applied_migrations(con)
+
+
+def test_duplicate_migration_numbers_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "0001_first.sql").write_text("SELECT 1;")
+    (tmp_path / "0001_second.sql").write_text("SELECT 2;")
+    with pytest.raises(MigrationError, match="registered twice"):
+        warehouse.load_migrations(tmp_path)
+
+
+def test_badly_named_migration_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "add-things.sql").write_text("SELECT 1;")
+    with pytest.raises(MigrationError, match="NNNN_name.sql"):
+        warehouse.load_migrations(tmp_path)
+
+
+def _id_rows(*triples: tuple[str, str, str]) -> list[dict[str, object]]:
+    return [
+        {"scheme": scheme, "value": value, "paper_id": paper, "source": "openalex"}
+        for scheme, value, paper in triples
+    ]
+
+
+def test_upsert_is_idempotent(con: duckdb.DuckDBPyConnection) -> None:
+    rows = _id_rows(("openalex", "W1", "p1"), ("doi", "10.1/a", "p1"))
+    key = ["scheme", "value"]
+    assert warehouse.upsert(con, "paper_ids", rows, key) == 2
+    assert warehouse.upsert(con, "paper_ids", rows, key) == 2
+    assert con.execute("SELECT count(*) FROM paper_ids").fetchone() == (2,)
+
+
+def test_upsert_replaces_on_key_and_keeps_the_last_duplicate_of_a_batch(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    key = ["scheme", "value"]
+    warehouse.upsert(con, "paper_ids", _id_rows(("openalex", "W1", "old")), key)
+    batch = _id_rows(("openalex", "W1", "first"), ("openalex", "W1", "last"))
+    assert warehouse.upsert(con, "paper_ids", batch, key) == 1
+    assert con.execute("SELECT paper_id FROM paper_ids").fetchall() == [("last",)]
+
+
+def test_upsert_encodes_json_columns_and_binds_lists(con: duckdb.DuckDBPyConnection) -> None:
+    row = {
+        "target_id": "t1",
+        "ref_key": "r1",
+        "ids": {"doi": "10.1/a", "openalex": "W2"},
+        "sources": ["openalex", "s2"],
+        "title": "Robert'); DROP TABLE papers;--",
+    }
+    warehouse.upsert(con, "references", [row], ["target_id", "ref_key"])
+    ids, sources, title = con.execute(
+        "SELECT ids->>'doi', sources, title FROM \"references\""
+    ).fetchone() or (None, None, None)
+    assert (ids, sources, title) == ("10.1/a", ["openalex", "s2"], row["title"])
+
+
+def test_upsert_refuses_unknown_tables_and_columns(con: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(WarehouseError, match="no table"):
+        warehouse.upsert(con, "nope", [{"a": 1}], ["a"])
+    with pytest.raises(WarehouseError, match="no column"):
+        warehouse.upsert(con, "paper_ids", [{"scheme": "x", "value": "y", "evil": 1}], ["scheme"])
+
+
+def test_upsert_rolls_back_the_whole_batch_on_error(con: duckdb.DuckDBPyConnection) -> None:
+    rows = [
+        {"target_id": "t", "paper_id": "a", "tier": 3, "role": "problem", "rationale": "r",
+         "backend": "rules", "model": "m", "prompt_hash": "h"},
+        {"target_id": "t", "paper_id": "b", "tier": 9, "role": "problem", "rationale": "r",
+         "backend": "rules", "model": "m", "prompt_hash": "h"},
+    ]  # fmt: skip
+    with pytest.raises(duckdb.ConstraintException):
+        warehouse.upsert(con, "grades", rows, ["target_id", "paper_id"])
+    assert con.execute("SELECT count(*) FROM grades").fetchone() == (0,)
+
+
+def test_replace_where_replaces_exactly_its_own_rows(con: duckdb.DuckDBPyConnection) -> None:
+    key = ["scheme", "value"]
+    warehouse.upsert(
+        con, "paper_ids", _id_rows(("openalex", "W1", "p1"), ("openalex", "W2", "p2")), key
+    )
+    written = warehouse.replace_where(
+        con, "paper_ids", {"paper_id": "p1"}, _id_rows(("doi", "10.1/x", "p1")), key
+    )
+    assert written == 1
+    rows = con.execute("SELECT scheme, value, paper_id FROM paper_ids ORDER BY value").fetchall()
+    assert rows == [("doi", "10.1/x", "p1"), ("openalex", "W2", "p2")]
+
+
+def test_nested_transactions_join_the_outer_one(con: duckdb.DuckDBPyConnection) -> None:
+    key = ["scheme", "value"]
+    with pytest.raises(RuntimeError), warehouse.transaction(con):
+        warehouse.upsert(con, "paper_ids", _id_rows(("openalex", "W1", "p1")), key)
+        raise RuntimeError("fail after the inner write")
+    assert con.execute("SELECT count(*) FROM paper_ids").fetchone() == (0,)
+
+
+def test_dedupe_keeps_the_last_row_in_first_seen_order() -> None:
+    rows = [{"k": 1, "v": "a"}, {"k": 2, "v": "b"}, {"k": 1, "v": "c"}]
+    assert warehouse.dedupe(rows, ["k"]) == [{"k": 1, "v": "c"}, {"k": 2, "v": "b"}]
+    assert rows[0] == {"k": 1, "v": "a"}  # the caller's rows are untouched
+
+
+def test_a_second_writer_gets_a_clear_lock_error(tmp_path: Path) -> None:
+    path = tmp_path / "locked.duckdb"
+    warehouse.connect(path).close()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import sys, duckdb
+                con = duckdb.connect({str(path)!r})
+                print("locked", flush=True)
+                sys.stdin.read()
+                """
+            ),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(WarehouseLockedError, match="in use by another process"):
+            warehouse.connect(path)
+    finally:
+        holder.communicate("")
+
+
+def test_read_only_open_of_a_missing_file_says_how_to_create_it(tmp_path: Path) -> None:
+    with pytest.raises(WarehouseError, match="inspire warehouse init"):
+        warehouse.connect(tmp_path / "missing.duckdb", read_only=True)
+    assert not (tmp_path / "missing.duckdb").exists()
