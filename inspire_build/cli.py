@@ -7,9 +7,13 @@ warehouse, 1 for anything else the product raised on purpose.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -18,10 +22,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from inspire_build import warehouse
+from inspire_build import snapshot, sources, warehouse
 from inspire_build.config import Settings, get_settings
-from inspire_build.errors import InspireError, InvalidIdError
+from inspire_build.errors import InputError, InspireError, InvalidIdError
+from inspire_build.http import HttpClient
 from inspire_build.ids import parse_any_id
+from inspire_build.models import Paper, PaperIds, Reference, ReferenceStatus
+from inspire_build.sources import CODECS, make_client
 
 app = typer.Typer(
     help="Build INSPIRE-style literature-search benchmarks and score agents on them.",
@@ -31,8 +38,17 @@ app = typer.Typer(
 )
 warehouse_app = typer.Typer(help="Create and inspect the DuckDB warehouse.", no_args_is_help=True)
 ids_app = typer.Typer(help="Normalise paper identifiers.", no_args_is_help=True)
+fetch_app = typer.Typer(
+    help="Fetch papers and references from OpenAlex, Semantic Scholar or arXiv.",
+    no_args_is_help=True,
+)
+snapshot_app = typer.Typer(
+    help="Import, export and inspect the raw response store.", no_args_is_help=True
+)
 app.add_typer(warehouse_app, name="warehouse")
 app.add_typer(ids_app, name="ids")
+app.add_typer(fetch_app, name="fetch")
+app.add_typer(snapshot_app, name="snapshot")
 
 # Messages stay on one line when piped (soft_wrap), and text from data or errors is printed as
 # is, never read as rich markup.
@@ -132,6 +148,192 @@ def ids_normalize(
             print(paper_id)
     if junk:
         raise typer.Exit(code=InvalidIdError.exit_code)
+
+
+OfflineOption = Annotated[
+    bool, typer.Option("--offline", help="Replay mode: answer only from the raw response store.")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON lines.")]
+
+
+class PaperSource(StrEnum):
+    openalex = "openalex"
+    s2 = "s2"
+    arxiv = "arxiv"
+
+
+class ReferenceSource(StrEnum):
+    s2 = "s2"
+    openalex = "openalex"
+    both = "both"
+
+
+@fetch_app.command("paper")
+def fetch_paper(
+    ctx: typer.Context,
+    paper_id: Annotated[str, typer.Argument(help="A paper ID in any known scheme.")],
+    source: Annotated[
+        PaperSource | None,
+        typer.Option(help="Default: by the ID's scheme (W-id and DOI: openalex; arXiv: arxiv)."),
+    ] = None,
+    offline: OfflineOption = False,
+    as_json: JsonOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Fetch one paper's metadata, recording the response in the raw store."""
+    chosen = source.value if source else sources.default_source(paper_id)
+    with _client(ctx, warehouse_path, offline) as client:
+        paper = sources.fetch_paper(client, paper_id, chosen)
+    _emit([paper_line(paper)], as_json)
+
+
+@fetch_app.command("references")
+def fetch_references(
+    ctx: typer.Context,
+    paper_id: Annotated[str, typer.Argument(help="A paper ID in any known scheme.")],
+    source: Annotated[ReferenceSource, typer.Option(help="Which reference list.")] = (
+        ReferenceSource.s2
+    ),
+    offline: OfflineOption = False,
+    as_json: JsonOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Fetch a paper's references: S2 (with contexts and intents), OpenAlex, or both lists."""
+    names = ["s2", "openalex"] if source is ReferenceSource.both else [source.value]
+    with _client(ctx, warehouse_path, offline) as client:
+        lines = [
+            reference_line(reference)
+            for name in names
+            for reference in sources.fetch_references(client, paper_id, name)
+        ]
+    _emit(lines, as_json)
+
+
+@snapshot_app.command("import")
+def snapshot_import(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Cassette files or folders of them.")],
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Import recorded responses (vcrpy, R vcr or arxiv.py fixtures) into the raw store."""
+    files = snapshot.cassette_files(paths)
+    root: _Context = ctx.obj
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        report = snapshot.import_cassettes(files, con, CODECS, root.settings)
+    by_source = ", ".join(f"{n} {c}" for n, c in sorted(report.by_source.items())) or "none"
+    out.print(
+        f"{report.files} file(s), {report.interactions} interaction(s): "
+        f"{sum(report.by_source.values())} filed ({by_source}) as {report.imported} distinct request(s)"
+    )
+    for reason, count in sorted(report.skipped.items()):
+        out.print(f"skipped {count}: {reason}")
+    for rejected in report.rejected_files:
+        err.print(f"rejected {rejected}")
+    if report.rejected_files and not report.imported:
+        raise InputError("nothing imported: no file was a readable cassette")
+
+
+@snapshot_app.command("export")
+def snapshot_export(
+    ctx: typer.Context,
+    out_path: Annotated[Path, typer.Option("--out", help="Parquet file to write.")],
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Export the raw response store to a Parquet file (secrets are never stored)."""
+    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+    try:
+        count = snapshot.export_parquet(con, out_path)
+    finally:
+        con.close()
+    out.print(f"wrote {count} response(s) to {out_path}")
+
+
+@snapshot_app.command("stats")
+def snapshot_stats(
+    ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
+) -> None:
+    """Count the stored responses by source and origin."""
+    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+    try:
+        rows = snapshot.stats(con)
+    finally:
+        con.close()
+    if as_json:
+        for row in rows:
+            print(json.dumps(dataclasses.asdict(row)))
+        return
+    table = Table(title="raw response store")
+    for column in ("source", "origin", "responses", "errors", "complete pages", "bytes"):
+        table.add_column(column, justify="left" if column in ("source", "origin") else "right")
+    for row in rows:
+        table.add_row(row.source, row.origin, f"{row.responses:,}", f"{row.errors:,}",
+                      f"{row.complete_pages:,}", f"{row.body_bytes:,}")  # fmt: skip
+    out.print(table)
+
+
+@contextmanager
+def _client(ctx: typer.Context, given: Path | None, offline: bool) -> Iterator[HttpClient]:
+    root: _Context = ctx.obj
+    with warehouse.open_warehouse(_warehouse_path(ctx, given)) as con:
+        yield make_client(root.settings, con, mode="replay" if offline else None)
+
+
+def _ids_map(paper_ids: PaperIds) -> dict[str, str]:
+    return {p.scheme.value: p.value for p in paper_ids.typed()}
+
+
+def paper_line(paper: Paper) -> dict[str, object]:
+    """The JSON line of ``inspire fetch paper``. What the source did not give is null."""
+    return {
+        "source": paper.source.value,
+        "title": paper.title,
+        "publication_date": paper.publication_date.isoformat() if paper.publication_date else None,
+        "year": paper.year,
+        "ids": _ids_map(paper.ids),
+        "abstract": paper.abstract,
+        "referenced_works": list(paper.referenced_works)
+        if paper.referenced_works is not None
+        else None,
+        "fields": list(paper.fields) or None,
+        "versions": [{"version": v.version, "date": v.date.isoformat()} for v in paper.versions]
+        if paper.versions is not None
+        else None,
+        "venue": paper.venue,
+        "authors": list(paper.authors) or None,
+        "reference_count": paper.reference_count,
+    }
+
+
+def reference_line(reference: Reference) -> dict[str, object]:
+    """The JSON line of ``inspire fetch references``. What the source did not give is null."""
+    return {
+        "source": reference.provenance[0].source.value if reference.provenance else None,
+        "title": reference.title,
+        "year": reference.year,
+        "publication_date": reference.publication_date.isoformat()
+        if reference.publication_date
+        else None,
+        "ids": _ids_map(reference.ids),
+        "resolved": reference.status is not ReferenceStatus.UNRESOLVED,
+        "contexts": list(reference.contexts) if reference.contexts is not None else None,
+        "intents": list(reference.intents) if reference.intents is not None else None,
+        "is_influential": reference.is_influential,
+        "reason": reference.reason,
+    }
+
+
+def _emit(lines: list[dict[str, object]], as_json: bool) -> None:
+    for line in lines:
+        if as_json:
+            print(json.dumps(line, ensure_ascii=False))
+        else:
+            title = line.get("title") or "(no title)"
+            when = line.get("publication_date") or line.get("year") or "undated"
+            known = line.get("ids")
+            shown = (
+                " ".join(f"{k}:{v}" for k, v in known.items()) if isinstance(known, dict) else ""
+            )
+            print(f"{when}  {title}  [{shown or 'no IDs'}]")
 
 
 def main() -> None:

@@ -84,6 +84,10 @@ class Settings(BaseSettings):
     s2_rps: float = Field(default=1.0, gt=0)
     arxiv_interval_s: float = Field(default=3.0, ge=0)
     http_timeout_s: float = Field(default=30.0, gt=0)
+    http_max_retries: int = Field(default=6, ge=0, le=20)
+    http_backoff_s: float = Field(default=0.5, ge=0)
+    http_backoff_cap_s: float = Field(default=30.0, ge=0)
+    http_max_wait_s: float = Field(default=120.0, ge=0)
     concurrency: int = Field(default=4, ge=1, le=64)
 
     # Splits

@@ -144,8 +144,20 @@ class PaperIds(Record):
         return not self.typed()
 
 
+class Version(Record):
+    """One arXiv version and the date it appeared."""
+
+    version: int = Field(ge=1)
+    date: dt.date
+
+
 class Paper(Record):
-    """One work as one source describes it."""
+    """One work as one source describes it.
+
+    ``referenced_works`` holds canonical IDs (``openalex:W…``) where the source lists them;
+    ``versions`` holds arXiv version dates where known; for arXiv, ``fields`` are its categories.
+    A value the source did not give is None (or an empty tuple for list fields it may omit).
+    """
 
     source: Source
     ids: PaperIds
@@ -158,6 +170,8 @@ class Paper(Record):
     authors: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()
     reference_count: int | None = Field(default=None, ge=0)
+    referenced_works: tuple[str, ...] | None = None  # None: the source does not list them
+    versions: tuple[Version, ...] | None = None  # None: the source does not date versions
 
 
 class Provenance(Record):
@@ -176,8 +190,9 @@ class Reference(Record):
     ids: PaperIds
     title: str | None = None
     year: int | None = None
-    contexts: tuple[str, ...] = ()
-    intents: tuple[str, ...] = ()
+    publication_date: dt.date | None = None
+    contexts: tuple[str, ...] | None = None  # None: the source gives no contexts
+    intents: tuple[str, ...] | None = None
     is_influential: bool | None = None
     provenance: tuple[Provenance, ...] = ()
     status: ReferenceStatus | None = None
@@ -268,6 +283,7 @@ class SplitVersion(Record):
 
 ALL_MODELS: tuple[type[Record], ...] = (
     PaperIds,
+    Version,
     Paper,
     Provenance,
     Reference,

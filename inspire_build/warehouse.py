@@ -164,7 +164,9 @@ def schema_sql(con: duckdb.DuckDBPyConnection) -> str:
         "  WHERE schema_name = 'main' "
         "  UNION ALL "
         "  SELECT view_name, 1, sql FROM duckdb_views() WHERE schema_name = 'main' "
-        "  AND NOT internal"
+        "  AND NOT internal "
+        "  UNION ALL "
+        "  SELECT index_name, 2, sql FROM duckdb_indexes() WHERE schema_name = 'main'"
         ") ORDER BY ord, name"
     ).fetchall()
     return "\n\n".join(str(sql).strip() for (sql,) in statements) + "\n"

@@ -24,7 +24,7 @@ CREATE TABLE papers(paper_id VARCHAR PRIMARY KEY, title VARCHAR, abstract VARCHA
 
 CREATE TABLE qrels(version_id VARCHAR, instance_id VARCHAR, paper_id VARCHAR, tier INTEGER NOT NULL, "role" VARCHAR NOT NULL, CHECK((tier BETWEEN 1 AND 3)), PRIMARY KEY(version_id, instance_id, paper_id));
 
-CREATE TABLE raw_http(request_key VARCHAR PRIMARY KEY, "source" VARCHAR NOT NULL, "method" VARCHAR NOT NULL, url VARCHAR NOT NULL, request_body VARCHAR, status INTEGER NOT NULL, headers JSON, body BLOB, body_sha256 VARCHAR NOT NULL, origin VARCHAR NOT NULL, fetched_at TIMESTAMP WITH TIME ZONE NOT NULL);
+CREATE TABLE raw_http(request_key VARCHAR PRIMARY KEY, "source" VARCHAR NOT NULL, "method" VARCHAR NOT NULL, url VARCHAR NOT NULL, request_body VARCHAR, status INTEGER NOT NULL, headers JSON, body BLOB, body_sha256 VARCHAR NOT NULL, origin VARCHAR NOT NULL, fetched_at TIMESTAMP WITH TIME ZONE NOT NULL, resource_key VARCHAR, fields VARCHAR[], page_size INTEGER, complete BOOLEAN);
 
 CREATE TABLE "references"(target_id VARCHAR, ref_key VARCHAR, paper_id VARCHAR, title VARCHAR, "year" INTEGER, ids JSON NOT NULL, sources VARCHAR[] NOT NULL, match_rule VARCHAR, match_score DOUBLE, contexts VARCHAR[], intents VARCHAR[], is_influential BOOLEAN, status VARCHAR, reason VARCHAR, PRIMARY KEY(target_id, ref_key));
 
@@ -33,3 +33,5 @@ CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NU
 CREATE TABLE targets(split VARCHAR, paper_id VARCHAR, title VARCHAR, first_public_date DATE, cutoff_date DATE, status VARCHAR NOT NULL, reason VARCHAR, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, PRIMARY KEY(split, paper_id));
 
 CREATE VIEW latest_split_versions AS SELECT * EXCLUDE (rank_in_split) FROM (SELECT *, row_number() OVER (PARTITION BY split ORDER BY created_at DESC, version_id DESC) AS rank_in_split FROM split_versions) WHERE (rank_in_split = 1);
+
+CREATE INDEX raw_http_resource ON raw_http(resource_key);

@@ -1,0 +1,612 @@
+"""The only module that sends HTTP requests.
+
+One :class:`HttpClient` per process holds one ``requests.Session`` (connections are reused), a
+rate limiter per source that holds across threads, bounded retries with backoff and jitter, a
+timeout on every request, base-URL overrides, credentials, secret redaction, and the raw
+response store (record and replay).
+
+Sources never build absolute URLs: they ask for ``(source, method, path, params, json)`` and a
+:class:`SourceCodec` tells this module how that source names a *resource* (see
+:class:`Described`), when a page is complete, how it reports errors, and which statuses are
+transient. The same codec describes recorded cassettes on import, so a live request and a
+replayed one share one key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import email.utils
+import hashlib
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import duckdb
+import requests
+from requests.adapters import HTTPAdapter
+
+from inspire_build import warehouse
+from inspire_build.config import Settings
+from inspire_build.errors import InspireError
+
+log = logging.getLogger(__name__)
+
+SourceMode = Literal["live", "replay", "auto"]
+Params = Sequence[tuple[str, str]]
+
+# Query parameters and headers that carry credentials or personal data. They never reach a log,
+# an error message, the store or an export.
+SECRET_PARAMS = frozenset({"api_key", "api-key", "apikey", "key", "mailto", "email", "token"})
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "cookie", "set-cookie", "from"})
+REDACTED = "REDACTED"
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+class SourceError(InspireError):
+    """A request to a source failed. Messages only ever hold redacted URLs."""
+
+
+class RetriesExhausted(SourceError):
+    """The retry budget was spent on transient failures (429/403/5xx/timeouts/bad bodies)."""
+
+
+class ReplayMiss(SourceError):
+    """Replay mode was asked for a resource the raw response store does not hold."""
+
+
+class ApiError(SourceError):
+    """The source answered with a final error status; carries the server's own message."""
+
+    def __init__(self, source: str, status: int, message: str, url: str) -> None:
+        self.source, self.status, self.server_message, self.url = source, status, message, url
+        super().__init__(f"{source} answered {status} for {url}: {message}")
+
+
+class BadRequest(ApiError):
+    """400: the request was malformed (bad filter, unknown field, bad ID format)."""
+
+    exit_code = 2
+
+
+class Unauthorized(ApiError):
+    """401/403 that is not a rate limit: a missing or wrong API key."""
+
+
+class NotFound(ApiError):
+    """404, or a source's own way of saying that nothing matched."""
+
+
+def error_for_status(source: str, status: int, message: str, url: str) -> ApiError:
+    kind = {400: BadRequest, 401: Unauthorized, 403: Unauthorized, 404: NotFound}.get(
+        status, ApiError
+    )
+    return kind(source, status, message, url)
+
+
+# --- redaction ----------------------------------------------------------------------------------
+
+
+def redact_url(url: str) -> str:
+    """Drop credential query parameters and any ``user:password@`` from a URL."""
+    parts = urlsplit(url)
+    query = [
+        (k, REDACTED if k.lower() in SECRET_PARAMS else v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+    ]
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe=":|,*/"), ""))
+
+
+def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.lower() not in SECRET_HEADERS}
+
+
+class Redactor:
+    """Replaces known secret values (keys, the contact email) wherever text leaves the process."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> Redactor:
+        """A redactor for every secret the settings hold: the API keys and the contact email."""
+        held = (settings.openalex_api_key, settings.s2_api_key, settings.llm_api_key,
+                settings.contact_email)  # fmt: skip
+        return cls(s.get_secret_value() for s in held if s is not None)
+
+    def text(self, value: str) -> str:
+        for secret in self._secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+
+    def data(self, value: bytes) -> bytes:
+        for secret in self._secrets:
+            value = value.replace(secret.encode(), REDACTED.encode())
+        return value
+
+
+class _RedactingFilter(logging.Filter):
+    """Scrubs secrets from records of loggers we do not own (urllib3 logs full URLs at DEBUG)."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self._redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = self._redactor.text(record.getMessage())
+        record.args = None
+        return True
+
+
+# --- describing requests ------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Described:
+    """What a request asks for, as the store keys it.
+
+    ``resource`` is the source's canonical name for the endpoint, entity IDs, filters and page;
+    ``fields`` and ``page_size`` are the presentation parameters left out of it.
+    ``fields=None`` means the source's full record.
+    """
+
+    resource: str
+    fields: tuple[str, ...] | None = None
+    page_size: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceCodec:
+    """How http.py talks about one source. Each module in ``sources/`` defines one."""
+
+    name: str
+    default_base_url: str
+    describe: Callable[[str, str, Params, Any], Described]
+    is_complete: Callable[[bytes], bool]
+    error_message: Callable[[bytes], str]
+    check_body: Callable[[bytes], object]
+    transient_statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
+    credentials: Callable[[Settings], tuple[Params, dict[str, str]]] = lambda _: ((), {})
+    max_in_flight: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Response:
+    source: str
+    status: int
+    body: bytes
+    headers: Mapping[str, str]
+    url: str  # redacted
+    from_store: bool
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+def request_key(source: str, method: str, url: str, body: bytes | None) -> str:
+    digest = hashlib.sha256()
+    for part in (source, method.upper(), url, body or b""):
+        digest.update(part if isinstance(part, bytes) else part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def serves(
+    described: Described,
+    status: int,
+    row_fields: Sequence[str] | None,
+    row_page_size: int | None,
+    row_complete: bool | None,
+) -> bool:
+    """The replay matching rule: may a stored response answer this request?
+
+    A stored response serves a request for the same resource when it holds every requested
+    field (``row_fields`` None means the full record), and it has the requested page size, or
+    it holds the whole result set (``row_complete``), which serves any page size. An error
+    answer (4xx) serves any page size: the resource itself was refused or not found.
+    """
+    if row_fields is not None and (
+        described.fields is None or not set(described.fields) <= set(row_fields)
+    ):
+        return False
+    if described.page_size is None or row_page_size is None or status >= 400:
+        return True
+    return bool(row_complete) or described.page_size == row_page_size
+
+
+# --- rate limiting ------------------------------------------------------------------------------
+
+
+class RateLimiter:
+    """Spaces calls at least ``interval_s`` apart, across every thread that shares it."""
+
+    def __init__(
+        self,
+        interval_s: float,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.interval_s = interval_s
+        self._clock, self._sleep = clock, sleep
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        with self._lock:
+            now = self._clock()
+            slot = max(now, self._next)
+            self._next = slot + self.interval_s
+        if slot > now:
+            self._sleep(slot - now)
+
+
+# --- the raw response store ---------------------------------------------------------------------
+
+
+class ResponseStore:
+    """Raw responses in the warehouse's ``raw_http`` table, matched by resource (see serves())."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+        self._lock = threading.Lock()  # one DuckDB connection, many fetching threads
+
+    def lookup(self, source: str, described: Described) -> Response | None:
+        with self._lock:
+            rows = self._con.execute(
+                "SELECT status, body, headers, url, fields, page_size, complete FROM raw_http "
+                "WHERE resource_key = ? ORDER BY fetched_at DESC, request_key",
+                [f"{source} {described.resource}"],
+            ).fetchall()
+        for status, body, headers, url, fields, page_size, complete in rows:
+            if serves(described, status, fields, page_size, complete):
+                return Response(
+                    source,
+                    status,
+                    bytes(body or b""),
+                    json.loads(headers or "{}"),
+                    url,
+                    from_store=True,
+                )
+        return None
+
+    def save(self, rows: Sequence[Mapping[str, object]]) -> int:
+        with self._lock:
+            return warehouse.upsert(self._con, "raw_http", rows, ["request_key"])
+
+
+def store_row(
+    codec: SourceCodec,
+    described: Described,
+    *,
+    method: str,
+    url: str,
+    request_body: bytes | None,
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    origin: str,
+    fetched_at: dt.datetime,
+) -> dict[str, object]:
+    """One ``raw_http`` row. ``url``, ``request_body`` and ``body`` must already be redacted."""
+    return {
+        "request_key": request_key(codec.name, method, url, request_body),
+        "source": codec.name,
+        "method": method.upper(),
+        "url": url,
+        "request_body": request_body.decode() if request_body else None,
+        "status": status,
+        "headers": dict(redact_headers(headers)),
+        "body": body,
+        "body_sha256": hashlib.sha256(body).hexdigest(),
+        "origin": origin,
+        "fetched_at": fetched_at,
+        "resource_key": f"{codec.name} {described.resource}",
+        "fields": list(described.fields) if described.fields is not None else None,
+        "page_size": described.page_size,
+        "complete": status < 400 and codec.is_complete(body),
+    }
+
+
+# --- the client ---------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class CallStats:
+    """Per-source counters: what was asked, what went over the network, what was retried."""
+
+    requests: int = 0
+    network: int = 0
+    from_store: int = 0
+    retries: int = 0
+
+
+class HttpClient:
+    """Sends every request of the product. Safe to share across threads."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        codecs: Mapping[str, SourceCodec],
+        store: ResponseStore | None = None,
+        *,
+        mode: SourceMode | None = None,
+        session: requests.Session | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        origin: str = "live",
+    ) -> None:
+        self.settings = settings
+        self.codecs = dict(codecs)
+        self.store = store
+        self.mode: SourceMode = mode or settings.source_mode
+        if self.mode != "live" and store is None:
+            raise SourceError(f"source mode {self.mode!r} needs a raw response store")
+        self.origin = origin
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._session = session or _session(settings)
+        self._redactor = Redactor.for_settings(settings)
+        self._limiters = {
+            name: RateLimiter(_interval(settings, name), sleep=sleep) for name in self.codecs
+        }
+        self._in_flight = {
+            name: threading.BoundedSemaphore(codec.max_in_flight)
+            for name, codec in self.codecs.items()
+            if codec.max_in_flight
+        }
+        self.stats = {name: CallStats() for name in self.codecs}
+        self._stats_lock = threading.Lock()
+        _install_log_filter(self._redactor)
+
+    def base_url(self, source: str) -> str:
+        configured = {
+            "openalex": self.settings.openalex_url,
+            "s2": self.settings.s2_url,
+            "arxiv": self.settings.arxiv_url,
+        }
+        return configured.get(source, self.codecs[source].default_base_url).rstrip("/")
+
+    def request(
+        self,
+        source: str,
+        method: str,
+        path: str,
+        params: Params = (),
+        json_body: Any = None,
+    ) -> Response:
+        """Answer one request from the store or the network, per the source mode.
+
+        Returns final responses of any status; :meth:`get` raises on errors instead.
+        """
+        codec = self.codecs[source]
+        described = codec.describe(method, path, params, json_body)
+        self._count(source, "requests")
+        if self.mode in ("replay", "auto") and self.store is not None:
+            hit = self.store.lookup(source, described)
+            if hit is not None:
+                self._count(source, "from_store")
+                return hit
+            if self.mode == "replay":
+                raise ReplayMiss(
+                    f"replay mode: no recorded {source} response for {described.resource}; "
+                    "import a snapshot or run with INSPIRE_SOURCE_MODE=auto/live"
+                )
+        return self._fetch(codec, described, method, path, params, json_body)
+
+    def get(
+        self,
+        source: str,
+        path: str,
+        params: Params = (),
+        json_body: Any = None,
+        method: str = "GET",
+    ) -> Response:
+        """:meth:`request`, raising a typed :class:`ApiError` on a final error status."""
+        response = self.request(source, method, path, params, json_body)
+        if not response.ok:
+            message = self._redactor.text(self.codecs[source].error_message(response.body))
+            raise error_for_status(source, response.status, message, response.url)
+        return response
+
+    # --- internals ---
+
+    def _count(self, source: str, name: str) -> None:
+        with self._stats_lock:
+            stats = self.stats[source]
+            setattr(stats, name, getattr(stats, name) + 1)
+
+    def _fetch(
+        self,
+        codec: SourceCodec,
+        described: Described,
+        method: str,
+        path: str,
+        params: Params,
+        json_body: Any,
+    ) -> Response:
+        cred_params, cred_headers = codec.credentials(self.settings)
+        url = self.base_url(codec.name) + path
+        send_params = [*params, *cred_params]
+        body = json.dumps(json_body).encode() if json_body is not None else None
+        shown = redact_url(url + ("?" + urlencode(params, safe=":|,*/") if params else ""))
+        shown = self._redactor.text(shown)
+        attempts = self.settings.http_max_retries + 1
+        last_problem = "no attempt made"
+        for attempt in range(attempts):
+            if attempt:
+                self._count(codec.name, "retries")
+            self._limiters[codec.name].acquire()
+            self._count(codec.name, "network")
+            try:
+                raw = self._send(codec, method, url, send_params, cred_headers, body)
+            except (requests.ConnectionError, requests.Timeout) as error:
+                last_problem = type(error).__name__
+                self._back_off(codec, shown, attempt, attempts, last_problem, None)
+                continue
+            if raw.status_code in codec.transient_statuses:
+                last_problem = f"status {raw.status_code}"
+                self._back_off(
+                    codec, shown, attempt, attempts, last_problem, raw.headers.get("Retry-After")
+                )
+                continue
+            content = self._redactor.data(raw.content)
+            if raw.status_code < 400:
+                try:
+                    codec.check_body(content)
+                except ValueError as error:  # truncated or malformed: never stored
+                    last_problem = f"unreadable body ({error})"
+                    self._back_off(codec, shown, attempt, attempts, last_problem, None)
+                    continue
+            return self._record(codec, described, method, shown, body, raw, content)
+        raise RetriesExhausted(
+            f"{codec.name}: gave up on {method.upper()} {shown} after {attempts} attempts "
+            f"(last: {last_problem})"
+        )
+
+    def _send(
+        self,
+        codec: SourceCodec,
+        method: str,
+        url: str,
+        params: Params,
+        headers: Mapping[str, str],
+        body: bytes | None,
+    ) -> requests.Response:
+        semaphore = self._in_flight.get(codec.name)
+        if semaphore:
+            semaphore.acquire()
+        try:
+            merged = {"Content-Type": "application/json"} if body is not None else {}
+            return self._session.request(
+                method,
+                url,
+                params=list(params),
+                data=body,
+                headers={**merged, **headers},
+                timeout=self.settings.http_timeout_s,
+            )
+        finally:
+            if semaphore:
+                semaphore.release()
+
+    def _record(
+        self,
+        codec: SourceCodec,
+        described: Described,
+        method: str,
+        shown: str,
+        body: bytes | None,
+        raw: requests.Response,
+        content: bytes,
+    ) -> Response:
+        headers = redact_headers(dict(raw.headers))
+        response = Response(codec.name, raw.status_code, content, headers, shown, from_store=False)
+        if self.store is not None:
+            self.store.save(
+                [
+                    store_row(
+                        codec,
+                        described,
+                        method=method,
+                        url=shown,
+                        request_body=self._redactor.data(body) if body else None,
+                        status=raw.status_code,
+                        headers=headers,
+                        body=content,
+                        origin=self.origin,
+                        fetched_at=dt.datetime.now(dt.UTC),
+                    )
+                ]
+            )
+        return response
+
+    def _back_off(
+        self,
+        codec: SourceCodec,
+        shown: str,
+        attempt: int,
+        attempts: int,
+        problem: str,
+        retry_after: str | None,
+    ) -> None:
+        if attempt + 1 >= attempts:
+            return
+        delay = min(self.settings.http_backoff_cap_s, self.settings.http_backoff_s * 2**attempt)
+        delay *= self._rng.uniform(0.5, 1.0)  # jitter: threads that failed together spread out
+        asked = parse_retry_after(retry_after)
+        if asked is not None:
+            if asked > self.settings.http_max_wait_s:
+                raise RetriesExhausted(
+                    f"{codec.name}: {problem} for {shown}; the server asks to wait {asked:.0f} s, "
+                    f"more than INSPIRE_HTTP_MAX_WAIT_S={self.settings.http_max_wait_s:.0f} "
+                    "(a daily quota?)"
+                )
+            delay = max(delay, asked)
+        log.warning(
+            "%s: %s for %s; retry %d/%d in %.2f s",
+            codec.name,
+            problem,
+            shown,
+            attempt + 1,
+            attempts - 1,
+            delay,
+        )
+        self._sleep(delay)
+
+
+def parse_retry_after(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - (now or dt.datetime.now(dt.UTC))).total_seconds())
+
+
+def _interval(settings: Settings, source: str) -> float:
+    rates = {
+        "openalex": 1 / settings.openalex_rps,
+        "s2": 1 / settings.s2_rps,
+        "arxiv": settings.arxiv_interval_s,
+    }
+    return rates.get(source, 0.0)
+
+
+def _session(settings: Settings) -> requests.Session:
+    session = requests.Session()
+    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=max(4, settings.concurrency))
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.headers["User-Agent"] = "inspire-build (+https://github.com/inspire-build)"
+    return session
+
+
+_filters_lock = threading.Lock()
+
+
+def _install_log_filter(redactor: Redactor) -> None:
+    """Attach a redacting filter to the transport loggers (once per redactor)."""
+    with _filters_lock:
+        for name in ("urllib3.connectionpool", "requests", __name__):
+            logger = logging.getLogger(name)
+            logger.filters = [f for f in logger.filters if not isinstance(f, _RedactingFilter)]
+            logger.addFilter(_RedactingFilter(redactor))

@@ -1,0 +1,174 @@
+"""arXiv: ``id_list`` lookups (≤ 100 per request) for first-public (v1) dates and categories.
+
+How arxiv is hooked: the arxiv 4.0.2 ``Client`` keeps its own ``requests.Session`` with no
+timeout, applies its 3 s delay per Client instance only, and retries a 400 as if it were
+transient; ``Search(max_results=100)`` also truncates longer ``id_list``s. So we build the query
+ourselves, send it through ``http.py`` (one connection, one request per
+``INSPIRE_ARXIV_INTERVAL_S``, shared by every thread), and parse the Atom feed with the
+client's own lxml parser, ``arxiv._feed.parse``, pinned with the package at 4.0.2. That parser
+skips error entries, so :func:`error_message` reads them itself.
+
+The Atom API gives two dates per entry: ``published`` (v1) and ``updated`` (the version
+returned, the latest unless a version was asked for). Intermediate version dates need OAI-PMH;
+``Paper.versions`` holds what the API gives.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+from xml.etree import ElementTree
+
+from arxiv import _feed
+
+from inspire_build import ids
+from inspire_build.errors import InvalidIdError
+from inspire_build.http import Described, HttpClient, NotFound, Params, SourceCodec
+from inspire_build.models import DatePrecision, Paper, PaperIds, Source, Version
+
+NAME = "arxiv"
+BASE_URL = "https://export.arxiv.org/api/query"
+ID_LIST_MAX = 100
+_ATOM = "{http://www.w3.org/2005/Atom}"
+_OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
+
+
+# --- describing requests for the store ----------------------------------------------------------
+
+
+def _canonical_listed(raw: str) -> str:
+    """An ``id_list`` entry keeps its version: a versioned lookup returns that version only."""
+    try:
+        arxiv_id, version = ids.split_arxiv_version(raw)
+    except InvalidIdError:
+        return raw.strip().lower()
+    return f"{arxiv_id}v{version}" if version else arxiv_id
+
+
+def describe(method: str, path: str, params: Params, body: Any) -> Described:
+    query = dict(params)
+    parts = ["query"]
+    id_list = [i for i in query.get("id_list", "").split(",") if i.strip()]
+    if id_list:
+        parts.append("id_list=" + ",".join(_canonical_listed(i) for i in id_list))
+    search = query.get("search_query", "")
+    if search:
+        parts.append(f"search_query={search}")
+        parts.append(
+            f"sort={query.get('sortBy', 'relevance')}:{query.get('sortOrder', 'descending')}"
+        )
+    parts.append(f"start={query.get('start', '0')}")
+    return Described(" ".join(parts), None, int(query.get("max_results", "10")))
+
+
+def _feed_counts(root: ElementTree.Element) -> tuple[int, int, int]:
+    def number(tag: str) -> int:
+        node = root.find(_OPENSEARCH + tag)
+        return int(node.text or 0) if node is not None and node.text else 0
+
+    return number("totalResults"), number("startIndex"), len(root.findall(_ATOM + "entry"))
+
+
+def is_complete(body: bytes) -> bool:
+    total, start, entries = _feed_counts(ElementTree.fromstring(body))
+    return start == 0 and entries >= total
+
+
+def error_message(body: bytes) -> str:
+    """The summary of the feed's error entry (``/api/errors#...``), or the body itself."""
+    try:
+        root = ElementTree.fromstring(body)
+    except ElementTree.ParseError:
+        return body.decode(errors="replace").strip()[:500] or "(empty body)"
+    for entry in root.findall(_ATOM + "entry"):
+        entry_id = entry.findtext(_ATOM + "id") or ""
+        if "/api/errors" in entry_id:
+            return (entry.findtext(_ATOM + "summary") or entry_id).strip()
+    return "no error entry in the feed"
+
+
+def check_body(body: bytes) -> object:
+    try:
+        return ElementTree.fromstring(body)
+    except ElementTree.ParseError as error:  # a SyntaxError, not a ValueError
+        raise ValueError(f"malformed Atom feed: {error}") from error
+
+
+CODEC = SourceCodec(
+    name=NAME,
+    default_base_url=BASE_URL,
+    describe=describe,
+    is_complete=is_complete,
+    error_message=error_message,
+    check_body=check_body,
+    max_in_flight=1,  # arXiv asks for one connection
+)
+
+
+# --- parsing (pure) -----------------------------------------------------------------------------
+
+
+def parse_feed(body: bytes) -> list[Paper]:
+    """An Atom feed from the arXiv API -> one Paper per entry (error entries are skipped)."""
+    papers = []
+    for result in _feed.parse(body).results:
+        arxiv_id, version = ids.split_arxiv_version(result.entry_id)
+        published = result.published.date()
+        versions = [Version(version=1, date=published)]
+        if version and version > 1:
+            versions.append(Version(version=version, date=result.updated.date()))
+        doi = result.doi
+        papers.append(
+            Paper(
+                source=Source.ARXIV,
+                ids=PaperIds(arxiv=arxiv_id, doi=doi if doi else None),
+                title=result.title or None,
+                abstract=result.summary or None,
+                year=published.year,
+                publication_date=published,
+                date_precision=DatePrecision.DAY,
+                venue=result.journal_ref or None,
+                authors=tuple(a.name for a in result.authors),
+                fields=tuple(result.categories),
+                versions=tuple(versions),
+            )
+        )
+    return papers
+
+
+def v1_date(paper: Paper) -> dt.date | None:
+    return next((v.date for v in paper.versions or () if v.version == 1), None)
+
+
+# --- fetching -----------------------------------------------------------------------------------
+
+
+def query(client: HttpClient, id_list: Sequence[str]) -> list[Paper]:
+    """One ``id_list`` request, sent as given (no client-side validation)."""
+    params = [("id_list", ",".join(id_list)), ("start", "0"), ("max_results", str(len(id_list)))]
+    return parse_feed(client.get(NAME, "", params).body)
+
+
+def fetch_records(client: HttpClient, arxiv_ids: Sequence[str]) -> dict[str, Paper | None]:
+    """Records by arXiv ID, ≤ 100 per request. Every requested ID is a key; None: not found."""
+    canonical = {raw: ids.normalize_arxiv(raw) for raw in arxiv_ids}
+    unique = list(dict.fromkeys(canonical.values()))
+    by_id: dict[str, Paper] = {}
+    for start in range(0, len(unique), ID_LIST_MAX):
+        for paper in query(client, unique[start : start + ID_LIST_MAX]):
+            if paper.ids.arxiv:
+                by_id[paper.ids.arxiv] = paper
+    return {raw: by_id.get(value) for raw, value in canonical.items()}
+
+
+def fetch_record(client: HttpClient, arxiv_id: str) -> Paper:
+    paper = fetch_records(client, [arxiv_id])[arxiv_id]
+    if paper is None:
+        raise NotFound(
+            NAME,
+            200,
+            f"arXiv has no record {ids.normalize_arxiv(arxiv_id)!r}",
+            "id_list=" + arxiv_id,
+        )
+    return paper

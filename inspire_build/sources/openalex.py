@@ -1,0 +1,406 @@
+"""OpenAlex: works by ID in OR-filter batches, filtered listings with cursor paging, and parse().
+
+How pyalex is hooked: pyalex 0.21 builds good queries (``Works().filter_or(...).select(...)``
+renders OR filters and field lists correctly) but hard-codes ``https://api.openalex.org`` in
+``.url``, ignores ``config.openalex_url``, opens a new ``requests`` session per call and does
+not retry 403. So we use pyalex only to *build* the query and to rebuild abstracts
+(``invert_abstract``); we take the path and query of its ``.url`` and send them through
+``http.py``, which adds the base URL, the key, paging, retries and the store.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+
+from pyalex import Works, invert_abstract
+
+from inspire_build import ids
+from inspire_build.config import Settings, SplitConfig
+from inspire_build.errors import InputError, InvalidIdError
+from inspire_build.http import Described, HttpClient, Params, SourceCodec
+from inspire_build.models import DatePrecision, Paper, PaperIds, Source
+
+NAME = "openalex"
+BASE_URL = "https://api.openalex.org"
+PER_PAGE_MAX = 100
+OR_VALUES_MAX = 100
+URL_MAX = 4096
+# Room left in the URL for the base URL override, api_key and mailto added by http.py.
+URL_RESERVE = 300
+# OpenAlex's own source ID for the arXiv repository.
+ARXIV_SOURCE = "S4306400194"
+# The top-level fields parse() reads (select= takes top-level fields only).
+WORK_FIELDS = (
+    "id",
+    "doi",
+    "ids",
+    "title",
+    "display_name",
+    "publication_date",
+    "publication_year",
+    "abstract_inverted_index",
+    "referenced_works",
+    "referenced_works_count",
+    "authorships",
+    "primary_location",
+    "locations",
+    "primary_topic",
+    "topics",
+)
+# OpenAlex's 26 fields (ASJC codes), for turning split settings into primary_topic filters.
+FIELD_IDS = {
+    "Agricultural and Biological Sciences": 11,
+    "Arts and Humanities": 12,
+    "Biochemistry, Genetics and Molecular Biology": 13,
+    "Business, Management and Accounting": 14,
+    "Chemical Engineering": 15,
+    "Chemistry": 16,
+    "Computer Science": 17,
+    "Decision Sciences": 18,
+    "Earth and Planetary Sciences": 19,
+    "Economics, Econometrics and Finance": 20,
+    "Energy": 21,
+    "Engineering": 22,
+    "Environmental Science": 23,
+    "Immunology and Microbiology": 24,
+    "Materials Science": 25,
+    "Mathematics": 26,
+    "Medicine": 27,
+    "Neuroscience": 28,
+    "Nursing": 29,
+    "Pharmacology, Toxicology and Pharmaceutics": 30,
+    "Physics and Astronomy": 31,
+    "Psychology": 32,
+    "Social Sciences": 33,
+    "Veterinary": 34,
+    "Dentistry": 35,
+    "Health Professions": 36,
+}
+_ID_FILTER_KEYS = {"openalex", "cites", "cited_by", "referenced_works", "related_to"}
+_FILTER_ALIASES = {"openalex_id": "openalex", "ids.openalex": "openalex"}
+
+
+# --- describing requests for the store ----------------------------------------------------------
+
+
+def _canonical_entity(raw: str) -> str:
+    """``/works/{id}``: W-ids, DOIs in any dress, and arXiv DOIs name one resource each."""
+    try:
+        parsed = ids.parse_any_id(raw)
+    except InvalidIdError:
+        return raw.strip().lower()
+    if parsed.scheme is ids.Scheme.OPENALEX:
+        return parsed.value
+    if parsed.scheme is ids.Scheme.ARXIV:
+        return "doi:" + ids.arxiv_to_doi(parsed.value)
+    if parsed.scheme is ids.Scheme.DOI:
+        return "doi:" + parsed.value
+    return raw.strip().lower()
+
+
+def _canonical_value(key: str, value: str) -> str:
+    negated = value.startswith("!")
+    body = value[1:] if negated else value
+    try:
+        if key in _ID_FILTER_KEYS:
+            body = ids.normalize_openalex(body)
+        elif key == "doi":
+            body = ids.normalize_doi(body)
+    except InvalidIdError:
+        body = body.strip()
+    return ("!" if negated else "") + body
+
+
+def canonical_filter(text: str) -> str:
+    """Order-free form of a filter: clauses sorted, OR values sorted, IDs canonical."""
+    clauses = []
+    for clause in text.split(","):
+        if not clause.strip():
+            continue
+        key, _, value = clause.partition(":")
+        key = key.strip().lower().replace("-", "_")
+        key = _FILTER_ALIASES.get(key, key)
+        values = sorted(_canonical_value(key, v) for v in value.split("|"))
+        clauses.append(f"{key}:{'|'.join(values)}")
+    return ",".join(sorted(clauses))
+
+
+def describe(method: str, path: str, params: Params, body: Any) -> Described:
+    query = dict((k.replace("-", "_"), v) for k, v in params)
+    select = query.get("select")
+    fields = tuple(sorted(f.strip() for f in select.split(",") if f.strip())) if select else None
+    path = path.rstrip("/")
+    if path.startswith("/works/"):
+        return Described(f"works/{_canonical_entity(path[len('/works/') :])}", fields, None)
+    parts = [path.lstrip("/")]
+    for name in ("filter", "search", "sort", "sample", "seed", "group_by"):
+        if name in query:
+            value = canonical_filter(query[name]) if name == "filter" else query[name]
+            parts.append(f"{name}={value}")
+    cursor, page = query.get("cursor"), query.get("page")
+    if cursor and cursor != "*":
+        parts.append(f"cursor={cursor}")
+    elif page and page != "1":
+        parts.append(f"page={page}")
+    else:
+        parts.append("page=first")
+    page_size = int(query.get("per_page", "25"))  # 25 is the API's default page size
+    return Described(" ".join(parts), fields, page_size)
+
+
+def is_complete(body: bytes) -> bool:
+    """A list page is complete when it is the first page and holds every result."""
+    data = json.loads(body)
+    if not isinstance(data, dict) or "results" not in data:
+        return True  # a single entity
+    meta = data.get("meta") or {}
+    count = meta.get("count")
+    return meta.get("page") in (None, 1) and count is not None and count <= len(data["results"])
+
+
+def error_message(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.decode(errors="replace").strip()[:500] or "(empty body)"
+    if isinstance(data, dict):
+        parts = [str(data[k]) for k in ("error", "message") if data.get(k)]
+        if parts:
+            return ": ".join(parts)
+    return json.dumps(data)[:500]
+
+
+def check_body(body: bytes) -> object:
+    return json.loads(body)
+
+
+def credentials(settings: Settings) -> tuple[Params, dict[str, str]]:
+    params = []
+    if settings.openalex_api_key is not None:
+        params.append(("api_key", settings.openalex_api_key.get_secret_value()))
+    if settings.contact_email is not None:
+        params.append(("mailto", settings.contact_email.get_secret_value()))
+    return params, {}
+
+
+CODEC = SourceCodec(
+    name=NAME,
+    default_base_url=BASE_URL,
+    describe=describe,
+    is_complete=is_complete,
+    error_message=error_message,
+    check_body=check_body,
+    # OpenAlex answers 403 when the per-second limit is hit, 429 for the daily one.
+    transient_statuses=frozenset({403, 429, 500, 502, 503, 504}),
+    credentials=credentials,
+)
+
+
+# --- parsing (pure) -----------------------------------------------------------------------------
+
+
+def _arxiv_id(work: Mapping[str, Any]) -> str | None:
+    doi = work.get("doi")
+    if doi:
+        from_doi = ids.doi_to_arxiv(doi)
+        if from_doi:
+            return from_doi
+    for location in work.get("locations") or []:
+        source = (location or {}).get("source") or {}
+        if str(source.get("id", "")).endswith(ARXIV_SOURCE):
+            for url in (location.get("landing_page_url"), location.get("pdf_url")):
+                try:
+                    return ids.normalize_arxiv(url) if url else None
+                except InvalidIdError:
+                    continue
+    return None
+
+
+def _date(value: object) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(str(value)) if value else None
+    except ValueError:
+        return None
+
+
+def parse(work: Mapping[str, Any]) -> Paper:
+    """One OpenAlex work record (API, or a line of the bulk snapshot) -> Paper."""
+    doi = work.get("doi")
+    published = _date(work.get("publication_date"))
+    topics = [work.get("primary_topic"), *(work.get("topics") or [])]
+    fields = dict.fromkeys(
+        str(((t or {}).get("field") or {}).get("display_name"))
+        for t in topics
+        if ((t or {}).get("field") or {}).get("display_name")
+    )
+    referenced = tuple(
+        "openalex:" + ids.normalize_openalex(w) for w in work.get("referenced_works") or []
+    )
+    venue = (((work.get("primary_location") or {}).get("source")) or {}).get("display_name")
+    authors = tuple(
+        str(a["author"]["display_name"])
+        for a in work.get("authorships") or []
+        if (a.get("author") or {}).get("display_name")
+    )
+    count = work.get("referenced_works_count")
+    doi_value = ids.normalize_doi(doi) if doi else None
+    return Paper(
+        source=Source.OPENALEX,
+        ids=PaperIds(
+            openalex=work.get("id"),
+            doi=None if doi_value and ids.doi_to_arxiv(doi_value) else doi_value,
+            arxiv=_arxiv_id(work),
+        ),
+        title=work.get("title") or work.get("display_name") or None,
+        abstract=invert_abstract(work.get("abstract_inverted_index")) or None,
+        year=work.get("publication_year"),
+        publication_date=published,
+        date_precision=DatePrecision.DAY if published else None,
+        venue=venue or None,
+        authors=authors,
+        fields=tuple(fields),
+        reference_count=count if count is not None else len(referenced) or None,
+        referenced_works=referenced,
+    )
+
+
+def parse_page(page: Mapping[str, Any]) -> tuple[list[Paper], Mapping[str, Any]]:
+    return [parse(work) for work in page.get("results") or []], page.get("meta") or {}
+
+
+# --- fetching -----------------------------------------------------------------------------------
+
+
+def _path_and_params(url: str) -> tuple[str, list[tuple[str, str]]]:
+    """Path and query of a URL pyalex built; its host is dropped (http.py adds ours)."""
+    parts = urlsplit(url)
+    return unquote(parts.path), parse_qsl(parts.query, keep_blank_values=True)
+
+
+def _url_length(path: str, params: Params) -> int:
+    return len(BASE_URL) + len(path) + 1 + len(urlencode(params))
+
+
+def fetch_work(client: HttpClient, paper_id: str) -> Paper:
+    """One work by OpenAlex W-id, DOI or arXiv ID (a single-ID lookup, free of charge)."""
+    entity = _canonical_entity(paper_id)
+    if not (entity.startswith("W") or entity.startswith("doi:")):
+        raise InputError(f"OpenAlex looks works up by W-id, DOI or arXiv ID, not {paper_id!r}")
+    params = [("select", ",".join(WORK_FIELDS))]
+    return parse(client.get(NAME, f"/works/{entity}", params).json())
+
+
+def batch_queries(paper_ids: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Group IDs into OR-filter batches: ≤ 100 values and a URL under 4,096 characters.
+
+    Returns ``(filter key, values)`` pairs; W-ids go through ``openalex:``, DOIs and arXiv IDs
+    (as their DataCite DOI) through ``doi:``.
+    """
+    by_key: dict[str, list[str]] = {"openalex": [], "doi": []}
+    for raw in dict.fromkeys(paper_ids):
+        entity = _canonical_entity(raw)
+        if entity.startswith("W"):
+            by_key["openalex"].append(entity)
+        elif entity.startswith("doi:"):
+            by_key["doi"].append(entity[len("doi:") :])
+        else:
+            raise InputError(f"OpenAlex cannot look up {raw!r}: not a W-id, DOI or arXiv ID")
+    batches: list[tuple[str, list[str]]] = []
+    for key, values in by_key.items():
+        current: list[str] = []
+        for value in values:
+            trial = [*current, value]
+            path, params = _list_query({key: trial})
+            if current and (
+                len(trial) > OR_VALUES_MAX or _url_length(path, params) > URL_MAX - URL_RESERVE
+            ):
+                batches.append((key, current))
+                trial = [value]
+            current = trial
+        if current:
+            batches.append((key, current))
+    return batches
+
+
+def _list_query(
+    or_filter: Mapping[str, list[str]], per_page: int = PER_PAGE_MAX
+) -> tuple[str, list[tuple[str, str]]]:
+    query = Works().filter_or(**or_filter).select(list(WORK_FIELDS))
+    path, params = _path_and_params(query.url)
+    return path, [*params, ("per_page", str(per_page))]
+
+
+def fetch_works(client: HttpClient, paper_ids: Sequence[str]) -> dict[str, Paper | None]:
+    """Works by ID in OR-filter batches. Every requested ID is a key; None means not found."""
+    found: dict[str, Paper | None] = {raw: None for raw in paper_ids}
+    wanted = {_canonical_entity(raw): raw for raw in paper_ids}
+    for key, values in batch_queries(paper_ids):
+        path, params = _list_query({key: values})
+        for paper in _pages(client, path, params):
+            for name in _entity_names(paper):
+                if name in wanted:
+                    found[wanted[name]] = paper
+    return found
+
+
+def _entity_names(paper: Paper) -> list[str]:
+    names = []
+    if paper.ids.openalex:
+        names.append(paper.ids.openalex)
+    if paper.ids.doi:
+        names.append("doi:" + paper.ids.doi)
+    if paper.ids.arxiv:
+        names.append("doi:" + ids.arxiv_to_doi(paper.ids.arxiv))
+    return names
+
+
+def list_works(client: HttpClient, filter_text: str) -> list[Paper]:
+    """Every work matching an OpenAlex filter string, cursor-paged 100 at a time."""
+    path = "/works"
+    params = [
+        ("filter", filter_text),
+        ("select", ",".join(WORK_FIELDS)),
+        ("per_page", str(PER_PAGE_MAX)),
+    ]
+    return list(_pages(client, path, params))
+
+
+def _pages(client: HttpClient, path: str, params: Params) -> Iterator[Paper]:
+    """Cursor paging (``cursor=*`` first), until the count is reached or no cursor is left."""
+    cursor: str | None = "*"
+    seen = 0
+    while cursor:
+        page = client.get(NAME, path, [*params, ("cursor", cursor)]).json()
+        papers, meta = parse_page(page)
+        yield from papers
+        seen += len(papers)
+        count = meta.get("count")
+        cursor = meta.get("next_cursor")
+        if not papers or (count is not None and seen >= count):
+            return
+
+
+def candidate_filter(split: SplitConfig) -> str:
+    """The OpenAlex filter for a split's candidate targets."""
+    field_ids = []
+    for name in split.fields:
+        if name.isdigit():
+            field_ids.append(name)
+        elif name in FIELD_IDS:
+            field_ids.append(str(FIELD_IDS[name]))
+        else:
+            known = ", ".join(sorted(FIELD_IDS))
+            raise InputError(f"unknown OpenAlex field {name!r}; known fields: {known}")
+    clauses = [
+        f"primary_topic.field.id:{'|'.join(field_ids)}",
+        f"from_publication_date:{split.start.isoformat()}",
+        f"to_publication_date:{split.end.isoformat()}",
+        f"locations.source.id:{ARXIV_SOURCE}",
+    ]
+    if split.min_references:
+        clauses.append(f"referenced_works_count:>{split.min_references - 1}")
+    return ",".join(clauses)

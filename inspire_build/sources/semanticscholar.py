@@ -1,0 +1,307 @@
+"""Semantic Scholar Graph API: references with citation signals, /paper/batch, and parsers.
+
+How semanticscholar is hooked: semanticscholar 0.12 opens a new httpx client per request,
+retries only on 429 (a 5xx fails at once), has no client-side throttle, does not send the API
+key on ``/references``, and its DEBUG log prints the ``x-api-key`` header. Its models also break
+on partial records (``Paper({}).url`` raises). So we take from it only the names of the
+reference signal fields (``BaseReference.FIELDS``), send every request through ``http.py``, and
+parse the raw JSON with the pure functions below, which the bulk Datasets files share.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from semanticscholar.BaseReference import BaseReference
+
+from inspire_build import ids
+from inspire_build.config import Settings
+from inspire_build.errors import InputError, InvalidIdError
+from inspire_build.http import Described, HttpClient, Params, SourceCodec, SourceError
+from inspire_build.models import (
+    DatePrecision,
+    Paper,
+    PaperIds,
+    Provenance,
+    Reference,
+    ReferenceStatus,
+    Source,
+)
+
+NAME = "s2"
+BASE_URL = "https://api.semanticscholar.org/graph/v1"
+REFERENCES_LIMIT = 1000
+BATCH_MAX = 500
+# The API's answer when no fields are asked for.
+DEFAULT_FIELDS = ("paperId", "title")
+PAPER_FIELDS = (
+    "paperId",
+    "externalIds",
+    "corpusId",
+    "title",
+    "abstract",
+    "year",
+    "publicationDate",
+    "venue",
+    "authors",
+    "fieldsOfStudy",
+    "referenceCount",
+)
+# contexts, intents, contextsWithIntent, isInfluential; then what identifies the cited paper.
+REFERENCE_FIELDS = (
+    *BaseReference.FIELDS,
+    "paperId",
+    "externalIds",
+    "title",
+    "year",
+    "publicationDate",
+)
+_API_PREFIXES = {
+    ids.Scheme.ARXIV: "ARXIV:",
+    ids.Scheme.DOI: "DOI:",
+    ids.Scheme.CORPUS_ID: "CorpusId:",
+    ids.Scheme.S2: "",
+}
+
+
+# --- identifiers --------------------------------------------------------------------------------
+
+
+def api_id(paper_id: str) -> str:
+    """Our ID -> the form the Graph API takes (``ARXIV:x``, ``DOI:x``, ``CorpusId:n``, hex)."""
+    parsed = _parse_s2_id(paper_id)
+    if parsed.scheme not in _API_PREFIXES:
+        raise InputError(
+            f"Semantic Scholar cannot look up {paper_id!r}; use a DOI, arXiv ID, "
+            "S2 paperId or CorpusId"
+        )
+    return _API_PREFIXES[parsed.scheme] + parsed.value
+
+
+def _parse_s2_id(raw: str) -> ids.PaperId:
+    text = raw.strip()
+    head, _, rest = text.partition(":")
+    if head.upper() in ("DOI", "ARXIV") and rest:
+        text = rest
+    return ids.parse_any_id(text)
+
+
+def _canonical_entity(raw: str) -> str:
+    try:
+        return str(_parse_s2_id(raw))
+    except InvalidIdError:
+        return raw.strip().lower()
+
+
+# --- describing requests for the store ----------------------------------------------------------
+
+
+def describe(method: str, path: str, params: Params, body: Any) -> Described:
+    query = dict(params)
+    fields_param = query.get("fields")
+    fields = (
+        tuple(sorted(f.strip() for f in fields_param.split(",") if f.strip()))
+        if fields_param
+        else DEFAULT_FIELDS
+    )
+    path = path.strip("/")
+    if path == "paper/batch":
+        requested = (body or {}).get("ids") or []
+        return Described(
+            "paper/batch ids=" + ",".join(_canonical_entity(i) for i in requested), fields, None
+        )
+    if path.startswith("paper/") and path.endswith(("/references", "/citations")):
+        entity, _, kind = path[len("paper/") :].rpartition("/")
+        resource = f"paper/{_canonical_entity(entity)}/{kind} offset={query.get('offset', '0')}"
+        return Described(resource, fields, int(query.get("limit", "100")))
+    if path.startswith("paper/"):
+        return Described(f"paper/{_canonical_entity(path[len('paper/') :])}", fields, None)
+    return Described(
+        " ".join(
+            [path, *(f"{k}={v}" for k, v in sorted(query.items()) if k not in ("fields", "limit"))]
+        ),
+        fields,
+        int(query["limit"]) if "limit" in query else None,
+    )
+
+
+def is_complete(body: bytes) -> bool:
+    """A paged answer is complete when it starts at offset 0 and has no next page."""
+    data = json.loads(body)
+    if isinstance(data, dict) and "data" in data:
+        return not data.get("offset") and data.get("next") is None
+    return True
+
+
+def error_message(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.decode(errors="replace").strip()[:500] or "(empty body)"
+    if isinstance(data, dict):
+        for key in ("error", "message"):
+            if data.get(key):
+                return str(data[key])
+    return json.dumps(data)[:500]
+
+
+def check_body(body: bytes) -> object:
+    return json.loads(body)
+
+
+def credentials(settings: Settings) -> tuple[Params, dict[str, str]]:
+    if settings.s2_api_key is None:
+        return (), {}
+    return (), {"x-api-key": settings.s2_api_key.get_secret_value()}
+
+
+CODEC = SourceCodec(
+    name=NAME,
+    default_base_url=BASE_URL,
+    describe=describe,
+    is_complete=is_complete,
+    error_message=error_message,
+    check_body=check_body,
+    credentials=credentials,
+)
+
+
+# --- parsing (pure) -----------------------------------------------------------------------------
+
+
+def _ids(record: Mapping[str, Any]) -> PaperIds:
+    external = record.get("externalIds") or {}
+    corpus = record.get("corpusId") or external.get("CorpusId")
+    values: dict[str, str | None] = {
+        "s2": record.get("paperId"),
+        "corpus_id": str(corpus) if corpus is not None else None,
+        "arxiv": external.get("ArXiv"),
+        "doi": external.get("DOI"),
+    }
+    clean: dict[str, str] = {}
+    for key, value in values.items():
+        if not value:
+            continue
+        try:
+            clean[key] = str(PaperIds.model_validate({key: value}).model_dump()[key])
+        except ValueError:
+            continue  # a malformed external ID is dropped; the others still identify the work
+    if "doi" in clean and ids.doi_to_arxiv(clean["doi"]):
+        clean.setdefault("arxiv", ids.doi_to_arxiv(clean["doi"]) or "")
+        del clean["doi"]
+    return PaperIds.model_validate(clean)
+
+
+def _date(record: Mapping[str, Any]) -> tuple[dt.date | None, DatePrecision | None]:
+    value = record.get("publicationDate")
+    if value:
+        try:
+            return dt.date.fromisoformat(str(value)[:10]), DatePrecision.DAY
+        except ValueError:
+            pass
+    return None, DatePrecision.YEAR if record.get("year") else None
+
+
+def parse_paper(record: Mapping[str, Any]) -> Paper:
+    """One S2 paper record (API, or a line of the Datasets ``papers`` files) -> Paper."""
+    published, precision = _date(record)
+    fields = dict.fromkeys(
+        [
+            *(record.get("fieldsOfStudy") or []),
+            *(f.get("category") for f in record.get("s2FieldsOfStudy") or [] if f.get("category")),
+        ]
+    )
+    return Paper(
+        source=Source.S2,
+        ids=_ids(record),
+        title=record.get("title") or None,
+        abstract=record.get("abstract") or None,
+        year=record.get("year"),
+        publication_date=published,
+        date_precision=precision,
+        venue=record.get("venue") or None,
+        authors=tuple(a["name"] for a in record.get("authors") or [] if a.get("name")),
+        fields=tuple(str(f) for f in fields),
+        reference_count=record.get("referenceCount"),
+    )
+
+
+def parse_reference(item: Mapping[str, Any], target_id: str, position: int) -> Reference:
+    """One entry of ``/paper/{id}/references``. A null paperId stays, as unresolved."""
+    cited = item.get("citedPaper") or {}
+    published, _ = _date(cited)
+    intents = item.get("intents")
+    contexts = item.get("contexts")
+    return Reference(
+        target_id=target_id,
+        ref_key=f"s2:{position}",
+        ids=_ids(cited),
+        title=cited.get("title") or None,
+        year=cited.get("year"),
+        publication_date=published,
+        contexts=tuple(contexts) if contexts is not None else None,
+        intents=tuple(dict.fromkeys(intents)) if intents is not None else None,
+        is_influential=item.get("isInfluential"),
+        provenance=(Provenance(source=Source.S2),),
+        status=None if cited.get("paperId") else ReferenceStatus.UNRESOLVED,
+        reason=None if cited.get("paperId") else "S2 lists this reference with no paperId",
+    )
+
+
+# --- fetching -----------------------------------------------------------------------------------
+
+
+def fetch_paper(client: HttpClient, paper_id: str) -> Paper:
+    path = f"/paper/{api_id(paper_id)}"
+    return parse_paper(client.get(NAME, path, [("fields", ",".join(PAPER_FIELDS))]).json())
+
+
+def fetch_references(client: HttpClient, paper_id: str) -> list[Reference]:
+    """Every reference of a paper, paged ``limit=1000`` by ``offset`` until there is no next."""
+    return list(_reference_pages(client, paper_id))
+
+
+def _reference_pages(client: HttpClient, paper_id: str) -> Iterator[Reference]:
+    path = f"/paper/{api_id(paper_id)}/references"
+    target = _canonical_entity(paper_id)
+    offset = 0
+    while True:
+        params = [
+            ("fields", ",".join(REFERENCE_FIELDS)),
+            ("offset", str(offset)),
+            ("limit", str(REFERENCES_LIMIT)),
+        ]
+        page = client.get(NAME, path, params).json()
+        items = page.get("data") or []
+        for position, item in enumerate(items, start=offset):
+            yield parse_reference(item, target, position)
+        next_offset = page.get("next")
+        if next_offset is None or not items:
+            return
+        offset = int(next_offset)
+
+
+def fetch_papers(client: HttpClient, paper_ids: Sequence[str]) -> dict[str, Paper | None]:
+    """Papers by ID through ``POST /paper/batch``, ≤ 500 per call. None means not found."""
+    unique = list(dict.fromkeys(paper_ids))
+    found: dict[str, Paper | None] = {}
+    for start in range(0, len(unique), BATCH_MAX):
+        chunk = unique[start : start + BATCH_MAX]
+        body = {"ids": [api_id(i) for i in chunk]}
+        answer = client.get(
+            NAME,
+            "/paper/batch",
+            [("fields", ",".join(PAPER_FIELDS))],
+            json_body=body,
+            method="POST",
+        ).json()
+        if not isinstance(answer, list) or len(answer) != len(chunk):
+            raise SourceError(
+                f"s2: /paper/batch answered {len(answer)} records for {len(chunk)} IDs"
+            )
+        for raw, record in zip(chunk, answer, strict=True):
+            found[raw] = parse_paper(record) if record else None
+    return found
