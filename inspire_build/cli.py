@@ -223,7 +223,8 @@ def snapshot_import(
     by_source = ", ".join(f"{n} {c}" for n, c in sorted(report.by_source.items())) or "none"
     out.print(
         f"{report.files} file(s), {report.interactions} interaction(s): "
-        f"{sum(report.by_source.values())} filed ({by_source}) as {report.imported} distinct request(s)"
+        f"{sum(report.by_source.values())} filed ({by_source}) "
+        f"as {report.imported} distinct request(s)"
     )
     for reason, count in sorted(report.skipped.items()):
         out.print(f"skipped {count}: {reason}")
