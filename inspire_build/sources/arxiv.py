@@ -162,13 +162,19 @@ def fetch_records(client: HttpClient, arxiv_ids: Sequence[str]) -> dict[str, Pap
     return {raw: by_id.get(value) for raw, value in canonical.items()}
 
 
+def lookup(client: HttpClient, listed_id: str) -> Paper:
+    """The record of one ``id_list`` entry, sent as given: arXiv judges the ID.
+
+    An error entry (e.g. ``abc``) raises :class:`BadRequest` with arXiv's message; an empty
+    feed (e.g. ``0000.0000``) raises :class:`NotFound`.
+    """
+    papers = query(client, [listed_id])
+    if not papers:
+        raise NotFound(NAME, 200, f"not found: arXiv has no record for {listed_id!r}",
+                       f"id_list={listed_id}")  # fmt: skip
+    return papers[0]
+
+
 def fetch_record(client: HttpClient, arxiv_id: str) -> Paper:
-    paper = fetch_records(client, [arxiv_id])[arxiv_id]
-    if paper is None:
-        raise NotFound(
-            NAME,
-            200,
-            f"arXiv has no record {ids.normalize_arxiv(arxiv_id)!r}",
-            "id_list=" + arxiv_id,
-        )
-    return paper
+    """One record by arXiv ID in any accepted form (validated and canonicalised first)."""
+    return lookup(client, ids.normalize_arxiv(arxiv_id))

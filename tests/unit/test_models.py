@@ -72,9 +72,15 @@ def test_reference_keeps_provenance() -> None:
 def test_tier_values_are_the_default_linear_gains() -> None:
     assert [int(t) for t in (Tier.T1, Tier.T2, Tier.T3)] == [1, 2, 3]
     grade = Grade(
-        target_id="t", paper_id="p", tier=3, role="method-foundation", rationale="r",
-        backend="rules", model="rules", prompt_hash="h",
-    )  # fmt: skip
+        target_id="t",
+        paper_id="p",
+        tier=3,
+        role="method-foundation",
+        rationale="r",
+        backend="rules",
+        model="rules",
+        prompt_hash="h",
+    )
     assert grade.tier is Tier.T3 and grade.role is Role.METHOD_FOUNDATION
     with pytest.raises(pydantic.ValidationError):
         Grade.model_validate({**grade.model_dump(), "tier": 4})
@@ -82,17 +88,28 @@ def test_tier_values_are_the_default_linear_gains() -> None:
 
 def test_brief_counts_its_words() -> None:
     brief = Brief(
-        brief_id="b", target_id="t", attempt=1, text="one two  three\nfour",
-        prompt_name="brief", prompt_hash="h", backend="rules", model="rules",
-    )  # fmt: skip
+        brief_id="b",
+        target_id="t",
+        attempt=1,
+        text="one two  three\nfour",
+        prompt_name="brief",
+        prompt_hash="h",
+        backend="rules",
+        model="rules",
+    )
     assert brief.word_count == 4
     assert brief.model_dump()["word_count"] == 4
 
 
 def test_split_version_round_trips_through_json() -> None:
     version = SplitVersion(
-        version_id="v1", split="eval", config_hash="c", code_version="0.1.0",
-        prompt_hashes={"brief": "h"}, models={"brief": "rules"}, counts={"instances": 3},
+        version_id="v1",
+        split="eval",
+        config_hash="c",
+        code_version="0.1.0",
+        prompt_hashes={"brief": "h"},
+        models={"brief": "rules"},
+        counts={"instances": 3},
         created_at=dt.datetime(2026, 12, 2, tzinfo=dt.UTC),
-    )  # fmt: skip
+    )
     assert SplitVersion.model_validate_json(version.model_dump_json()) == version

@@ -50,3 +50,28 @@ def test_readme_documents_every_setting() -> None:
             assert "`INSPIRE_SPLITS__" in text
         else:
             assert f"`INSPIRE_{name.upper()}`" in text, f"README does not document {name}"
+
+
+def test_every_inspire_command_in_the_readme_exists() -> None:
+    import click
+    import typer.main
+
+    from inspire_build.cli import app
+
+    group = typer.main.get_group(app)
+    text = (PROJECT_ROOT / "README.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL)
+    commands = [line.split("#")[0].split() for b in blocks for line in b.splitlines()]
+    checked = 0
+    for words in commands:
+        if not words or words[0] != "inspire":
+            continue
+        node: click.Command = group
+        for word in words[1:]:
+            if word.startswith("-") or not isinstance(node, click.Group):
+                break
+            assert word in node.commands, f"README runs `{' '.join(words)}`: no `{word}` command"
+            node = node.commands[word]
+        assert not isinstance(node, click.Group), f"`{' '.join(words)}` names no command"
+        checked += 1
+    assert checked >= 8

@@ -128,11 +128,27 @@ def test_upsert_refuses_unknown_tables_and_columns(con: duckdb.DuckDBPyConnectio
 
 def test_upsert_rolls_back_the_whole_batch_on_error(con: duckdb.DuckDBPyConnection) -> None:
     rows = [
-        {"target_id": "t", "paper_id": "a", "tier": 3, "role": "problem", "rationale": "r",
-         "backend": "rules", "model": "m", "prompt_hash": "h"},
-        {"target_id": "t", "paper_id": "b", "tier": 9, "role": "problem", "rationale": "r",
-         "backend": "rules", "model": "m", "prompt_hash": "h"},
-    ]  # fmt: skip
+        {
+            "target_id": "t",
+            "paper_id": "a",
+            "tier": 3,
+            "role": "problem",
+            "rationale": "r",
+            "backend": "rules",
+            "model": "m",
+            "prompt_hash": "h",
+        },
+        {
+            "target_id": "t",
+            "paper_id": "b",
+            "tier": 9,
+            "role": "problem",
+            "rationale": "r",
+            "backend": "rules",
+            "model": "m",
+            "prompt_hash": "h",
+        },
+    ]
     with pytest.raises(duckdb.ConstraintException):
         warehouse.upsert(con, "grades", rows, ["target_id", "paper_id"])
     assert con.execute("SELECT count(*) FROM grades").fetchone() == (0,)

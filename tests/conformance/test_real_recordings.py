@@ -1,0 +1,218 @@
+"""Real recorded API responses (../shared/fixtures/real), imported with `inspire snapshot import`
+and replayed through the real fetch code. Every assertion names a fact of the recording."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from inspire_build import http, warehouse
+from inspire_build.config import Settings
+from inspire_build.http import HttpClient
+from inspire_build.sources import arxiv, make_client, openalex, semanticscholar
+from tests.conftest import SHARED_FIXTURES
+
+REAL = SHARED_FIXTURES / "real"
+pytestmark = pytest.mark.skipif(not REAL.exists(), reason=f"{REAL} is not on this machine")
+
+
+def inspire(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "inspire_build", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture(scope="session")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("conformance") / "real.duckdb"
+    result = inspire("snapshot", "import", str(REAL), "--warehouse", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "arxiv 18, openalex 40, s2 7" in result.stdout
+    return path
+
+
+@pytest.fixture
+def replay(imported: Path) -> Iterator[HttpClient]:
+    con = duckdb.connect(str(imported), read_only=True)
+    yield make_client(Settings(), con, mode="replay")
+    con.close()
+
+
+def test_gpt1_references_through_the_cli(imported: Path) -> None:
+    result = inspire(
+        "fetch",
+        "references",
+        "CorpusID:49313245",
+        "--source",
+        "s2",
+        "--offline",
+        "--json",
+        "--warehouse",
+        str(imported),
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(lines) == 73
+    assert sum(1 for line in lines if line["contexts"]) == 61
+    assert sum(1 for line in lines if line["is_influential"]) == 7
+    assert sum(1 for line in lines if not line["resolved"]) == 3
+    assert sum(1 for line in lines if "arxiv" in line["ids"]) == 38
+    for line in lines:
+        assert {
+            "title",
+            "year",
+            "publication_date",
+            "ids",
+            "resolved",
+            "contexts",
+            "intents",
+            "is_influential",
+        } <= set(line)
+        assert "" not in (line["title"], line["publication_date"])
+    first = lines[0]
+    assert first["title"] == "Constituency Parsing with a Self-Attentive Encoder"
+    assert first["ids"]["arxiv"] == "1805.01052" and first["publication_date"] == "2018-05-02"
+    unresolved = [line for line in lines if not line["resolved"]]
+    assert all(line["ids"].get("s2") is None and line["title"] for line in unresolved)
+
+
+def test_cited_by_query_yields_its_38_works(replay: HttpClient) -> None:
+    works = openalex.list_works(replay, "cited_by:W3046863325|W3045921891")
+    assert len(works) == 38
+    assert sum(1 for w in works if w.abstract) == 30
+    assert sum(1 for w in works if w.referenced_works) == 33
+    late = [w for w in works if w.publication_date and w.publication_date.year == 2025]
+    assert [(w.ids.openalex, str(w.publication_date)) for w in late] == [
+        ("W2153579005", "2025-01-01")  # cited by 2020 papers, and kept as recorded
+    ]
+    assert replay.stats["openalex"].network == 0 and replay.stats["openalex"].from_store == 1
+
+
+def _single_works() -> list[Path]:
+    return sorted((REAL / "openalex" / "single_works").glob("*.yaml")) if REAL.exists() else []
+
+
+@pytest.mark.parametrize("cassette", _single_works(), ids=lambda p: p.stem)
+def test_single_work_replays_through_the_cli(imported: Path, cassette: Path) -> None:
+    from typer.testing import CliRunner
+
+    from inspire_build.cli import app
+
+    interaction = yaml.safe_load(cassette.read_text())["interactions"][0]
+    doi = interaction["request"]["uri"].split("/works/", 1)[1]
+    recorded = json.loads(interaction["response"]["body"]["string"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "fetch",
+            "paper",
+            doi,
+            "--source",
+            "openalex",
+            "--offline",
+            "--json",
+            "--warehouse",
+            str(imported),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    line = json.loads(result.stdout)
+    assert line["title"] == (recorded["title"] or None)  # an empty title is reported as null
+    assert line["publication_date"] == recorded["publication_date"]
+    assert len(line["referenced_works"]) == len(recorded["referenced_works"])
+    assert line["ids"]["openalex"] == recorded["id"].rsplit("/", 1)[1]
+
+
+def test_doi_url_and_doi_prefix_name_one_resource(replay: HttpClient) -> None:
+    by_url = openalex.fetch_work(replay, "https://doi.org/10.1371/journal.pone.0000030")
+    by_prefix = replay.get("openalex", "/works/doi:10.1371/journal.pone.0000030")
+    assert by_url.ids.openalex == "W1982728624"
+    assert by_prefix.from_store and by_prefix.json()["id"] == "https://openalex.org/W1982728624"
+
+
+def test_arxiv_version_dates_are_parsed() -> None:
+    fixture = json.loads((REAL / "arxiv" / "q_testing_s0_m10_bc5a6c384fe9.json").read_text())
+    papers = {p.ids.arxiv: p for p in arxiv.parse_feed(fixture["body"].encode("latin-1"))}
+    assert len(papers) == 10
+    versions = papers["2005.14124"].versions
+    assert versions is not None
+    assert [(v.version, str(v.date)) for v in versions] == [(1, "2020-05-28"), (2, "2020-07-16")]
+    assert [(v.version, str(v.date)) for v in papers["2204.08348"].versions or ()] == [
+        (1, "2022-04-18"),
+        (3, "2022-07-06"),
+    ]
+
+
+def test_arxiv_lookup_by_id_replays(replay: HttpClient) -> None:
+    paper = arxiv.fetch_record(replay, "arXiv:1707.08567v1")
+    assert (
+        paper.title
+        == "Proceedings of Workshop AEW10: Concepts in Information Theory and Communications"
+    )
+    assert str(arxiv.v1_date(paper)) == "2017-07-27" and paper.fields == ("cs.IT",)
+    assert len(paper.authors) == 34 and paper.authors[-1] == "Hirosuke Yamamoto"
+    old = arxiv.fetch_record(replay, "astro-ph/0601001")
+    assert str(old.publication_date) == "2006-01-02" and old.venue == "ActaAstron.56:1-50,2006"
+
+
+def test_arxiv_invalid_id_is_a_clear_error(replay: HttpClient) -> None:
+    with pytest.raises(http.BadRequest, match="incorrect id format for abc"):
+        arxiv.query(replay, ["abc"])
+
+
+def test_arxiv_empty_result_is_not_found(replay: HttpClient) -> None:
+    assert arxiv.query(replay, ["0000.0000"]) == []
+    with pytest.raises(http.NotFound, match="not found"):
+        arxiv.lookup(replay, "0000.0000")
+
+
+def test_openalex_400_and_401_bodies_become_typed_errors(replay: HttpClient) -> None:
+    with pytest.raises(http.BadRequest) as bad_filter:
+        openalex.list_works(replay, "DOESNTEXIST:1")
+    assert bad_filter.value.status == 400
+    assert bad_filter.value.server_message.startswith(
+        "Invalid query parameters error.: DOESNTEXIST is not a valid field."
+    )
+    with pytest.raises(http.BadRequest, match="DOESNTEXIST"):
+        replay.get("openalex", "/works/W1775749144", [("select", "DOESNTEXIST")])
+    with pytest.raises(http.Unauthorized) as unauthorized:
+        replay.get("openalex", "/rate-limit")
+    assert unauthorized.value.server_message == "Invalid or missing API key: API key not found"
+
+
+def test_s2_error_bodies_become_typed_errors(replay: HttpClient) -> None:
+    with pytest.raises(http.NotFound, match="Author with id 0 not found"):
+        replay.get("s2", "/author/0", [("fields", _fields_of("test_not_found.yaml"))])
+    with pytest.raises(http.BadRequest, match=r"Unrecognized or unsupported fields: \[unknown\]"):
+        replay.get("s2", "/paper/10.1093/mind/lix.236.433", [("fields", "unknown")])
+
+
+def _fields_of(cassette: str) -> str:
+    data = yaml.safe_load((REAL / "semanticscholar" / cassette).read_text())
+    uri = data["interactions"][0]["request"]["uri"]
+    return uri.split("fields=", 1)[1].split("&", 1)[0]
+
+
+def test_s2_batch_replays_with_a_not_found_entry(replay: HttpClient) -> None:
+    data = yaml.safe_load((REAL / "semanticscholar" / "paper_batch_not_found.yaml").read_text())
+    requested = json.loads(data["interactions"][0]["request"]["body"])["ids"]
+    found = semanticscholar.fetch_papers(replay, requested)
+    assert len(found) == 4
+    assert sum(1 for paper in found.values() if paper is None) == 1
+
+
+def test_reimport_is_idempotent(imported: Path) -> None:
+    before = duckdb.connect(str(imported), read_only=True)
+    count = before.execute("SELECT count(*), sum(hash(body)) FROM raw_http").fetchone()
+    before.close()
+    assert inspire("snapshot", "import", str(REAL), "--warehouse", str(imported)).returncode == 0
+    after = warehouse.connect(imported, read_only=True)
+    assert after.execute("SELECT count(*), sum(hash(body)) FROM raw_http").fetchone() == count
+    after.close()

@@ -1,0 +1,324 @@
+"""http.py against a real local HTTP server: retries, Retry-After, budgets, store, rate limits."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from inspire_build import http
+from inspire_build.config import Settings
+from inspire_build.http import Described, HttpClient, ResponseStore
+from inspire_build.sources import CODECS
+from tests.localserver import LocalServer, Reply, Seen
+
+
+def settings_for(server: LocalServer, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "openalex_url": server.url,
+        "s2_url": server.url + "/graph/v1",
+        "arxiv_url": server.url + "/api/query",
+        "openalex_rps": 100,
+        "s2_rps": 100,
+        "arxiv_interval_s": 0,
+        "http_timeout_s": 2,
+        "http_backoff_s": 0.01,
+        "http_max_retries": 3,
+    }
+    values.update(overrides)
+    return Settings.model_validate(values)
+
+
+class Sleeps:
+    """A sleep that records instead of waiting, so backoff is observable and fast."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+def scripted(*replies: Reply) -> LocalServer:
+    queue = list(replies)
+    lock = threading.Lock()
+
+    def handler(_: Seen) -> Reply:
+        with lock:
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    return LocalServer(handler)
+
+
+def client_for(
+    server: LocalServer,
+    con: duckdb.DuckDBPyConnection | None = None,
+    sleeps: Sleeps | None = None,
+    **overrides: object,
+) -> HttpClient:
+    return HttpClient(
+        settings_for(server, **overrides),
+        CODECS,
+        ResponseStore(con) if con is not None else None,
+        mode="live" if con is None else "auto",
+        sleep=sleeps or Sleeps(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "path", "status"),
+    [
+        ("openalex", "/works/W1", 429),
+        ("openalex", "/works/W1", 403),
+        ("s2", "/paper/CorpusId:1", 503),
+    ],
+)
+def test_transient_statuses_are_retried(source: str, path: str, status: int) -> None:
+    server = scripted(Reply(status), Reply(status), Reply(200, b'{"id": "W1"}'))
+    with server.running():
+        response = client_for(server).get(source, path)
+    assert response.status == 200
+    assert len(server.seen) == 3
+
+
+def test_retry_after_is_honoured() -> None:
+    server = scripted(Reply(429, headers={"Retry-After": "7"}), Reply(200, b"{}"))
+    sleeps = Sleeps()
+    with server.running():
+        client_for(server, sleeps=sleeps).get("s2", "/paper/CorpusId:1")
+    assert max(sleeps.calls) >= 7
+
+
+def test_retry_after_as_http_date() -> None:
+    now = dt.datetime(2026, 12, 2, 12, 0, 0, tzinfo=dt.UTC)
+    assert http.parse_retry_after("Wed, 02 Dec 2026 12:00:30 GMT", now=now) == 30
+    assert http.parse_retry_after("12") == 12
+    assert http.parse_retry_after("soon") is None
+
+
+def test_a_spent_budget_raises_a_typed_error_with_the_redacted_url() -> None:
+    server = scripted(Reply(503, b"busy"))
+    with server.running():
+        client = client_for(server, openalex_api_key="sk-oa-123", contact_email="me@example.org")
+        with pytest.raises(http.RetriesExhausted) as raised:
+            client.get("openalex", "/works", [("filter", "cites:W1")])
+    message = str(raised.value)
+    assert "after 4 attempts" in message and "status 503" in message
+    assert "/works?filter=cites:W1" in message
+    assert "sk-oa-123" not in message and "me@example.org" not in message
+    assert len(server.seen) == 4
+    assert ("api_key", "sk-oa-123") in server.seen[0].query  # the key did go to the server
+
+
+def test_a_daily_quota_fails_at_once() -> None:
+    server = scripted(Reply(429, headers={"Retry-After": "86400"}))
+    with server.running(), pytest.raises(http.RetriesExhausted, match="asks to wait 86400 s"):
+        client_for(server).get("openalex", "/works/W1")
+    assert len(server.seen) == 1
+
+
+def test_final_errors_are_typed_and_carry_the_server_message() -> None:
+    server = scripted(Reply(404, b'{"error": "Paper with id CorpusId:1 not found"}'))
+    expected = "Paper with id CorpusId:1 not found"
+    with server.running(), pytest.raises(http.NotFound, match=expected):
+        client_for(server).get("s2", "/paper/CorpusId:1")
+    assert len(server.seen) == 1  # a 404 is an answer, not a transient failure
+
+
+def test_timeouts_and_dropped_connections_are_retried() -> None:
+    server = scripted(Reply(200, b"{}", delay_s=1.0), Reply(drop=True), Reply(200, b'{"ok": 1}'))
+    with server.running():
+        response = client_for(server, http_timeout_s=0.3).get("openalex", "/works/W1")
+    assert response.json() == {"ok": 1}
+    assert len(server.seen) == 3
+
+
+def test_truncated_json_is_retried_and_never_stored(con: duckdb.DuckDBPyConnection) -> None:
+    server = scripted(Reply(200, b'{"id": "W1", "title": "Tr'), Reply(200, b'{"id": "W1"}'))
+    with server.running():
+        response = client_for(server, con).get("openalex", "/works/W1")
+    assert response.json() == {"id": "W1"}
+    bodies = con.execute("SELECT body FROM raw_http").fetchall()
+    assert bodies == [(b'{"id": "W1"}',)]
+
+
+def test_the_store_records_and_then_answers(con: duckdb.DuckDBPyConnection) -> None:
+    server = scripted(Reply(200, b'{"id": "https://openalex.org/W1"}'))
+    with server.running():
+        live = client_for(server, con)
+        first = live.get("openalex", "/works/W1", [("select", "id,title")])
+        second = live.get("openalex", "/works/w1", [("select", "title")])  # same resource
+    assert not first.from_store and second.from_store
+    assert len(server.seen) == 1
+    replay = HttpClient(settings_for(server), CODECS, ResponseStore(con), mode="replay")
+    assert replay.get("openalex", "/works/https://openalex.org/W1", [("select", "id")]).from_store
+    with pytest.raises(http.ReplayMiss, match="works/W2"):
+        replay.get("openalex", "/works/W2")
+    with pytest.raises(http.ReplayMiss):  # the record lacks a requested field
+        replay.get("openalex", "/works/W1", [("select", "id,abstract_inverted_index")])
+
+
+def test_serves_is_the_documented_matching_rule() -> None:
+    wanted = Described("works page=first", ("id", "title"), 100)
+    assert http.serves(wanted, 200, None, 25, True)  # full records, complete page
+    assert http.serves(wanted, 200, ["id", "title", "doi"], 100, False)  # same page size
+    assert not http.serves(wanted, 200, ["id"], 100, True)  # lacks "title"
+    assert not http.serves(wanted, 200, None, 25, False)  # a partial page of another size
+    assert http.serves(wanted, 404, None, 25, False)  # an error answers any page size
+    assert not http.serves(Described("works/W1", None, None), 200, ["id"], None, None)
+
+
+def test_redact_url_removes_credentials() -> None:
+    url = "https://u:p@api.openalex.org/works?filter=doi:10.1/x&api_key=K&mailto=a%40b.org"
+    assert http.redact_url(url) == (
+        "https://api.openalex.org/works?filter=doi:10.1/x&api_key=REDACTED&mailto=REDACTED"
+    )
+    headers = {"x-api-key": "K", "Authorization": "Bearer K", "Accept": "*/*"}
+    assert http.redact_headers(headers) == {"Accept": "*/*"}
+
+
+# --- rate limits --------------------------------------------------------------------------------
+
+
+def _max_in_window(times: list[float], window: float) -> int:
+    times = sorted(times)
+    return max(sum(1 for t in times[i:] if t - start < window) for i, start in enumerate(times))
+
+
+def test_requests_per_second_never_exceed_each_hosts_rate() -> None:
+    server = LocalServer(lambda seen: Reply(200, b"{}"))
+    rates = {"openalex": 20.0, "s2": 5.0}
+    with server.running():
+        client = HttpClient(
+            settings_for(server, openalex_rps=rates["openalex"], s2_rps=rates["s2"]),
+            CODECS,
+            None,
+            mode="live",
+        )
+        jobs = [("openalex", f"/works/W{i}") for i in range(30)]
+        jobs += [("s2", f"/paper/CorpusId:{i}") for i in range(8)]
+        threads = [threading.Thread(target=client.get, args=job) for job in jobs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    for source, rate in rates.items():
+        prefix = "/graph/v1" if source == "s2" else "/works"
+        times = [s.at for s in server.seen if s.path.startswith(prefix)]
+        # Server-side arrival times jitter by a few ms around the client's spacing, so the
+        # window is shortened by 5% of one interval; the client spaces sends exactly 1/rate.
+        window = 1.0 - 0.05 / rate
+        assert _max_in_window(times, window) <= rate, source
+    assert len(server.seen) == 38
+
+
+def test_arxiv_sends_one_request_at_a_time() -> None:
+    active, peak = 0, 0
+    lock = threading.Lock()
+
+    def handler(_: Seen) -> Reply:
+        nonlocal active, peak
+        with lock:
+            active += 1
+            peak = max(peak, active)
+        threading.Event().wait(0.05)
+        with lock:
+            active -= 1
+        return Reply(200, b"<feed xmlns='http://www.w3.org/2005/Atom'/>")
+
+    server = LocalServer(handler)
+    with server.running():
+        client = HttpClient(settings_for(server, arxiv_interval_s=0), CODECS, None, mode="live")
+        threads = [
+            threading.Thread(target=client.get, args=("arxiv", "", [("id_list", f"2301.0000{i}")]))
+            for i in range(5)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert peak == 1 and len(server.seen) == 5
+
+
+def test_rate_limiter_spacing_is_exact_with_a_fake_clock() -> None:
+    now = [0.0]
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    limiter = http.RateLimiter(0.5, clock=lambda: now[0], sleep=sleep)
+    for _ in range(4):
+        limiter.acquire()
+    assert waits == [0.5, 1.0, 1.5]
+
+
+# --- secrets ------------------------------------------------------------------------------------
+
+SECRETS = {
+    "openalex_api_key": "oa-key-SECRET-1111",
+    "s2_api_key": "s2-key-SECRET-2222",
+    "contact_email": "secret.person@example.org",
+}
+
+
+@pytest.fixture
+def secret_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(f"INSPIRE_{name.upper()}", value)
+    yield
+
+
+def test_secrets_appear_nowhere(
+    secret_env: None, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from inspire_build import snapshot, warehouse
+
+    def handler(seen: Seen) -> Reply:
+        # A hostile server echoes the request, key and all, and fails once per resource.
+        echo = json.dumps({"id": "W1", "echo": seen.raw_target, "headers": seen.headers})
+        if seen.path.endswith("/W2"):
+            return Reply(400, json.dumps({"error": "bad", "message": seen.raw_target}).encode())
+        return Reply(200, echo.encode())
+
+    server = LocalServer(handler)
+    caplog.set_level("DEBUG")
+    errors: list[str] = []
+    path = tmp_path / "w.duckdb"
+    with server.running(), warehouse.open_warehouse(path) as con:
+        settings = Settings(
+            openalex_url=server.url,
+            s2_url=server.url,
+            http_max_retries=1,
+            openalex_rps=100,
+            s2_rps=100,
+        )
+        client = HttpClient(settings, CODECS, ResponseStore(con), mode="live")
+        client.get("openalex", "/works/W1")
+        client.get("s2", "/paper/CorpusId:1")
+        try:
+            client.get("openalex", "/works/W2")
+        except http.ApiError as error:
+            errors.append(str(error))
+        snapshot.export_parquet(con, tmp_path / "raw.parquet")
+        stored = con.execute("SELECT * FROM raw_http").fetchall()
+    assert any("api_key" in s.raw_target for s in server.seen)  # it was sent...
+    haystacks = {
+        "store": repr(stored),
+        "logs": caplog.text,
+        "errors": " ".join(errors),
+        "export": repr(
+            duckdb.execute(
+                "SELECT * FROM read_parquet(?)", [str(tmp_path / "raw.parquet")]
+            ).fetchall()
+        ),
+    }
+    assert errors and "bad" in errors[0]
+    for where, text in haystacks.items():
+        for secret in SECRETS.values():
+            assert secret not in text, f"{secret} leaked into the {where}"
