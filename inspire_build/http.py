@@ -226,6 +226,24 @@ def serves(
     return bool(row_complete) or described.page_size == row_page_size
 
 
+def json_error_message(body: bytes) -> str:
+    """A JSON API's error text: its ``error`` and ``message`` fields, else the body itself."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.decode(errors="replace").strip()[:500] or "(empty body)"
+    if isinstance(data, dict):
+        parts = [str(data[k]) for k in ("error", "message") if data.get(k)]
+        if parts:
+            return ": ".join(parts)
+    return json.dumps(data)[:500]
+
+
+def check_json(body: bytes) -> object:
+    """Raises ValueError on a truncated or malformed JSON body."""
+    return json.loads(body)
+
+
 # --- rate limiting ------------------------------------------------------------------------------
 
 

@@ -21,7 +21,14 @@ from pyalex import Works, invert_abstract
 from inspire_build import ids
 from inspire_build.config import Settings, SplitConfig
 from inspire_build.errors import InputError, InvalidIdError
-from inspire_build.http import Described, HttpClient, Params, SourceCodec
+from inspire_build.http import (
+    Described,
+    HttpClient,
+    Params,
+    SourceCodec,
+    check_json,
+    json_error_message,
+)
 from inspire_build.models import DatePrecision, Paper, PaperIds, Source
 
 NAME = "openalex"
@@ -162,22 +169,6 @@ def is_complete(body: bytes) -> bool:
     return meta.get("page") in (None, 1) and count is not None and count <= len(data["results"])
 
 
-def error_message(body: bytes) -> str:
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return body.decode(errors="replace").strip()[:500] or "(empty body)"
-    if isinstance(data, dict):
-        parts = [str(data[k]) for k in ("error", "message") if data.get(k)]
-        if parts:
-            return ": ".join(parts)
-    return json.dumps(data)[:500]
-
-
-def check_body(body: bytes) -> object:
-    return json.loads(body)
-
-
 def credentials(settings: Settings) -> tuple[Params, dict[str, str]]:
     params = []
     if settings.openalex_api_key is not None:
@@ -192,8 +183,8 @@ CODEC = SourceCodec(
     default_base_url=BASE_URL,
     describe=describe,
     is_complete=is_complete,
-    error_message=error_message,
-    check_body=check_body,
+    error_message=json_error_message,
+    check_body=check_json,
     # OpenAlex answers 403 when the per-second limit is hit, 429 for the daily one.
     transient_statuses=frozenset({403, 429, 500, 502, 503, 504}),
     credentials=credentials,

@@ -20,7 +20,15 @@ from semanticscholar.BaseReference import BaseReference
 from inspire_build import ids
 from inspire_build.config import Settings
 from inspire_build.errors import InputError, InvalidIdError
-from inspire_build.http import Described, HttpClient, Params, SourceCodec, SourceError
+from inspire_build.http import (
+    Described,
+    HttpClient,
+    Params,
+    SourceCodec,
+    SourceError,
+    check_json,
+    json_error_message,
+)
 from inspire_build.models import (
     DatePrecision,
     Paper,
@@ -136,22 +144,6 @@ def is_complete(body: bytes) -> bool:
     return True
 
 
-def error_message(body: bytes) -> str:
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return body.decode(errors="replace").strip()[:500] or "(empty body)"
-    if isinstance(data, dict):
-        for key in ("error", "message"):
-            if data.get(key):
-                return str(data[key])
-    return json.dumps(data)[:500]
-
-
-def check_body(body: bytes) -> object:
-    return json.loads(body)
-
-
 def credentials(settings: Settings) -> tuple[Params, dict[str, str]]:
     if settings.s2_api_key is None:
         return (), {}
@@ -163,8 +155,8 @@ CODEC = SourceCodec(
     default_base_url=BASE_URL,
     describe=describe,
     is_complete=is_complete,
-    error_message=error_message,
-    check_body=check_body,
+    error_message=json_error_message,
+    check_body=check_json,
     credentials=credentials,
 )
 

@@ -194,3 +194,25 @@ def test_s2_describe_canonicalises_ids() -> None:
         "paperId",
         "title",
     )
+
+
+def test_candidate_filter_for_the_eval_split() -> None:
+    from inspire_build.config import Settings
+
+    split = Settings().split("eval")
+    assert openalex.candidate_filter(split) == (
+        "primary_topic.field.id:17,from_publication_date:2025-01-01,"
+        "to_publication_date:2026-12-31,locations.source.id:S4306400194,"
+        "referenced_works_count:>9"
+    )
+
+
+def test_candidate_filter_refuses_unknown_fields() -> None:
+    import pytest
+
+    from inspire_build.config import SplitConfig
+    from inspire_build.errors import InputError
+
+    split = SplitConfig(start="2025-01-01", end="2025-12-31", fields=("Alchemy",))
+    with pytest.raises(InputError, match="unknown OpenAlex field 'Alchemy'; known fields: Agri"):
+        openalex.candidate_filter(split)
