@@ -45,7 +45,12 @@ fetch_app = typer.Typer(
 snapshot_app = typer.Typer(
     help="Import, export and inspect the raw response store.", no_args_is_help=True
 )
+sandbox_app = typer.Typer(
+    help="The local emulator of OpenAlex, S2, arXiv and an OpenAI-compatible API.",
+    no_args_is_help=True,
+)
 app.add_typer(warehouse_app, name="warehouse")
+app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(ids_app, name="ids")
 app.add_typer(fetch_app, name="fetch")
 app.add_typer(snapshot_app, name="snapshot")
@@ -270,6 +275,55 @@ def snapshot_stats(
         table.add_row(row.source, row.origin, f"{row.responses:,}", f"{row.errors:,}",
                       f"{row.complete_pages:,}", f"{row.body_bytes:,}")  # fmt: skip
     out.print(table)
+
+
+@sandbox_app.command("world")
+def sandbox_world(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the world into.")],
+    seed: Annotated[int, typer.Option(help="Random seed: one seed, one world, byte for byte.")] = 0,
+    papers: Annotated[int, typer.Option(help="Number of paper records.", min=10)] = 2000,
+) -> None:
+    """Generate a synthetic scholarly world and its ground truth."""
+    from inspire_build.sandbox import world
+
+    generated = world.generate(world.WorldConfig(seed=seed, papers=papers))
+    for path in world.write(generated, out_dir):
+        out.print(f"wrote {path}")
+    references = sum(len(r.references) for r in generated.records)
+    out.print(f"{len(generated.records):,} records, {references:,} references (seed {seed})")
+
+
+@sandbox_app.command("serve")
+def sandbox_serve(
+    world_dir: Annotated[Path, typer.Option("--world", help="A folder from `sandbox world`.")],
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8799,
+    faults: Annotated[float, typer.Option(help="Share of requests that fail.", min=0, max=1)] = 0,
+    time_scale: Annotated[
+        float, typer.Option(help="Multiplies every rate limit, so tests run fast.", min=0.01)
+    ] = 1.0,
+    seed: Annotated[int, typer.Option(help="Seed of the fault dice.")] = 0,
+) -> None:
+    """Serve a world on 127.0.0.1 until interrupted; prints the variables to export."""
+    from inspire_build.sandbox import server, world
+
+    if not (world_dir / world.RECORDS_FILE).exists():
+        raise InputError(f"{world_dir} holds no world; create one with `inspire sandbox world`")
+    config = server.SandboxConfig(seed=seed, time_scale=time_scale, fault_rate=faults)
+    for line in server.env_lines(f"http://127.0.0.1:{port}", time_scale):
+        out.print(f"export {line}")
+    server.serve(world_dir, config, port)
+
+
+@sandbox_app.command("env")
+def sandbox_env(
+    port: Annotated[int, typer.Option(help="The sandbox's port on 127.0.0.1.")] = 8799,
+    time_scale: Annotated[float, typer.Option(help="The sandbox's time scale.", min=0.01)] = 1.0,
+) -> None:
+    """Print the INSPIRE_* variables that point the pipeline at a running sandbox."""
+    from inspire_build.sandbox import server
+
+    for line in server.env_lines(f"http://127.0.0.1:{port}", time_scale):
+        print(f"export {line}")
 
 
 @contextmanager

@@ -469,7 +469,11 @@ class HttpClient:
             self._count(codec.name, "network")
             try:
                 raw = self._send(codec, method, url, send_params, cred_headers, body)
-            except (requests.ConnectionError, requests.Timeout) as error:
+            except (
+                requests.ConnectionError,
+                requests.Timeout,
+                requests.exceptions.ChunkedEncodingError,  # the connection broke mid-body
+            ) as error:
                 last_problem = type(error).__name__
                 self._back_off(codec, shown, attempt, attempts, last_problem, None)
                 continue

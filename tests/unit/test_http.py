@@ -210,9 +210,10 @@ def test_requests_per_second_never_exceed_each_hosts_rate() -> None:
     for source, rate in rates.items():
         prefix = "/graph/v1" if source == "s2" else "/works"
         times = [s.at for s in server.seen if s.path.startswith(prefix)]
-        # Server-side arrival times jitter by a few ms around the client's spacing, so the
-        # window is shortened by 5% of one interval; the client spaces sends exactly 1/rate.
-        window = 1.0 - 0.05 / rate
+        # The client spaces sends exactly 1/rate apart, but arrival times at the server jitter
+        # (threads, connection setup, a loaded machine), so the window is shortened by half an
+        # interval: 21 arrivals at 20/s within 0.975 s would still fail.
+        window = 1.0 - 0.5 / rate
         assert _max_in_window(times, window) <= rate, source
     assert len(server.seen) == 38
 

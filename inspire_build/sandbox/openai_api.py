@@ -1,0 +1,617 @@
+"""The OpenAI-compatible part of the sandbox: models, chat completions and the Batch API.
+
+It is a test double for load and orchestration tests, and says so: every model id contains
+``sandbox``, chat completions carry ``system_fingerprint="inspire-sandbox"``, and batches carry
+``metadata["sandbox"] = "true"``. Structured output is a deterministic instance of the requested
+JSON Schema (as pydantic v2 emits it), drawn from ``(seed, schema, messages)``. Faults are chosen
+per request from ``(seed, request number)``, so a run can be replayed exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+import email
+import email.message
+import hashlib
+import json
+import math
+import random
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import fastapi
+from fastapi import Request
+from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
+
+MARKER = "inspire-sandbox"
+MODELS = ("sandbox-gpt", "sandbox-small")
+EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z; timestamps are EPOCH + a counter, for replayability
+FAULTS = ("invalid_json", "refusal", "drop_item", "timeout")
+REFUSAL = "I can't help with that. (sandbox refusal)"
+CHAT_URL = "/v1/chat/completions"
+_SYLLABLES = ("ka", "lo", "mi", "ren", "to", "sa", "vel", "un", "dor", "pi", "qua", "zen", "ba")
+_NULL_BATCH_FIELDS = (  # null until the batch reaches the state they describe
+    "in_progress_at",
+    "finalizing_at",
+    "completed_at",
+    "failed_at",
+    "expired_at",
+    "cancelling_at",
+    "cancelled_at",
+    "output_file_id",
+    "error_file_id",
+    "errors",
+)
+_MAX_DEPTH = 32  # a schema whose required fields recurse cannot be satisfied; stop, do not hang
+_SHALLOW = 6  # past this depth prefer null branches and minimal arrays, so recursion ends
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenAIConfig:
+    """How the emulated OpenAI API behaves. Every choice it makes is a function of ``seed``."""
+
+    seed: int = 0
+    latency_s: float = 0.0
+    tokens_per_word: float = 1.3
+    batch_delay_s: float = 1.0
+    fault: str | None = None
+    fault_rate: float = 0.0
+    timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.fault is not None and self.fault not in FAULTS:
+            raise ValueError(f"Unknown fault {self.fault!r}; valid faults: {', '.join(FAULTS)}")
+        if not 0.0 <= self.fault_rate <= 1.0:
+            raise ValueError(f"fault_rate must lie in [0, 1], got {self.fault_rate}")
+
+
+class _ApiError(Exception):
+    """Raised inside a handler; :class:`_Route` turns it into an OpenAI error response."""
+
+    def __init__(self, status: int, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.param = status, message, param
+
+    def body(self) -> dict[str, Any]:
+        error = {"message": self.message, "type": "invalid_request_error", "param": self.param}
+        return {"error": {**error, "code": None}}
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(self.body(), status_code=self.status)
+
+
+class _Route(APIRoute):
+    """Translates :class:`_ApiError` once, at the edge, instead of in every handler."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except _ApiError as exc:
+                return exc.response()
+
+        return handle
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+# --- instances of a JSON Schema -------------------------------------------------------------
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3)))
+
+
+def _string(schema: dict[str, Any], rng: random.Random) -> str:
+    fmt = schema.get("format")
+    if fmt == "date" or fmt == "date-time":
+        day = dt.datetime(2020, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=rng.randrange(50_000))
+        return day.date().isoformat() if fmt == "date" else day.isoformat().replace("+00:00", "Z")
+    if fmt == "uuid":
+        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    if fmt == "email":
+        return f"{_word(rng)}@sandbox.example"
+    if fmt in ("uri", "url"):
+        return f"https://sandbox.example/{_word(rng)}"
+    low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+    text = " ".join(_word(rng) for _ in range(rng.randint(1, 3)))
+    while len(text) < low:
+        text += " " + _word(rng)
+    text = text[:high] if high is not None else text
+    return text[:-1] + "a" if text.endswith(" ") else text  # a cut may end on the separator
+
+
+def _number(schema: dict[str, Any], rng: random.Random, integer: bool) -> Any:
+    strict_lo, strict_hi = "exclusiveMinimum" in schema, "exclusiveMaximum" in schema
+    lo = schema.get("exclusiveMinimum", schema.get("minimum"))
+    hi = schema.get("exclusiveMaximum", schema.get("maximum"))
+    lo = lo if lo is not None else (hi - 100 if hi is not None else 0)
+    hi = hi if hi is not None else lo + 100
+    if integer:
+        step = schema.get("multipleOf", 1)
+        first = math.floor(lo / step) + 1 if strict_lo else math.ceil(lo / step)
+        last = math.ceil(hi / step) - 1 if strict_hi else math.floor(hi / step)
+        if first > last:
+            raise _ApiError(400, f"No integer fits the bounds {lo}..{hi}", "response_format")
+        return rng.randint(first, last) * step
+    if lo > hi or (lo == hi and (strict_lo or strict_hi)):
+        raise _ApiError(400, f"No number fits the bounds {lo}..{hi}", "response_format")
+    value = round(rng.uniform(lo, hi), 3)  # rounding may step onto or over a bound
+    above = lo < value if strict_lo else lo <= value
+    below = value < hi if strict_hi else value <= hi
+    return value if above and below else (lo + hi) / 2
+
+
+def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """Inline ``$ref`` and single-branch ``allOf`` (pydantic wraps refs that carry a default)."""
+    while True:
+        if "$ref" in schema:
+            ref = schema["$ref"]
+            name = ref.removeprefix("#/$defs/").removeprefix("#/definitions/")
+            defs = root.get("$defs", root.get("definitions", {}))
+            target = root if ref == "#" else defs.get(name)
+            if not isinstance(target, dict):
+                raise _ApiError(400, f"Unresolvable $ref {ref!r} in schema", "response_format")
+            schema = {**{k: v for k, v in schema.items() if k != "$ref"}, **target}
+        elif isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
+            schema = {**{k: v for k, v in schema.items() if k != "allOf"}, **schema["allOf"][0]}
+        else:
+            return schema
+
+
+def _instance(
+    schema: dict[str, Any], rng: random.Random, root: dict[str, Any] | None = None, depth: int = 0
+) -> Any:
+    """One value valid against ``schema`` (``$ref`` resolves in ``root``), choices from ``rng``.
+
+    Not enforced: ``pattern``, ``multipleOf`` on numbers, ``not``, ``if``/``then``, ``allOf``
+    with several branches, and unsatisfiable lengths; such schemas may get an invalid instance.
+    """
+    root = schema if root is None else root
+    if depth > _MAX_DEPTH:
+        raise _ApiError(400, "Schema nests too deeply to instantiate", "response_format")
+    schema = _resolve(schema, root)
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return rng.choice(schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            branches = schema[key]
+            nulls = [b for b in branches if isinstance(b, dict) and b.get("type") == "null"]
+            branch = nulls[0] if nulls and depth >= _SHALLOW else rng.choice(branches)
+            return _instance(branch, rng, root, depth + 1)
+    kind = schema.get("type", "object" if "properties" in schema else "string")
+    if isinstance(kind, list):
+        kind = "null" if "null" in kind and depth >= _SHALLOW else rng.choice(kind)
+    if kind == "object":
+        value = {
+            name: _instance(sub, rng, root, depth + 1)
+            for name, sub in schema.get("properties", {}).items()
+        }
+        extra = schema.get("additionalProperties")
+        if not value and isinstance(extra, dict):  # a mapping such as dict[str, int]
+            value = {_word(rng): _instance(extra, rng, root, depth + 1) for _ in range(2)}
+        return value
+    if kind == "array":
+        return _array(schema, rng, root, depth)
+    if kind == "string":
+        return _string(schema, rng)
+    if kind in ("integer", "number"):
+        return _number(schema, rng, integer=kind == "integer")
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "null":
+        return None
+    raise _ApiError(400, f"Unsupported schema type {kind!r}", "response_format")
+
+
+def _array(schema: dict[str, Any], rng: random.Random, root: dict[str, Any], depth: int) -> Any:
+    prefix = schema.get("prefixItems")
+    if isinstance(prefix, list):  # a tuple
+        return [_instance(sub, rng, root, depth + 1) for sub in prefix]
+    low = int(schema.get("minItems", 0))
+    high = int(schema.get("maxItems", low + 3))
+    count = low if depth >= _SHALLOW else rng.randint(max(low, min(1, high)), max(low, high))
+    items, unique = schema.get("items", {}), bool(schema.get("uniqueItems"))
+    values: list[Any] = []
+    for _ in range(count * 20 if unique else count):  # duplicates are retried, within a bound
+        item = _instance(items, rng, root, depth + 1)
+        if not unique or _canonical(item) not in {_canonical(v) for v in values}:
+            values.append(item)
+        if len(values) == count:
+            break
+    return values
+
+
+def _drop_item(value: Any) -> bool:
+    """Remove the last element of the first non-empty array, depth first; report success."""
+    if isinstance(value, list) and value:
+        value.pop()
+        return True
+    return isinstance(value, dict) and any(_drop_item(child) for child in value.values())
+
+
+# --- chat completions -----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _ChatRequest:
+    model: str
+    messages: list[dict[str, Any]]
+    schema: dict[str, Any] | None  # None means free text
+
+
+def _chat_request(body: Any) -> _ChatRequest:
+    """Check a chat request as OpenAI does, raising a 400 that names the offending parameter."""
+    if not isinstance(body, dict):
+        raise _ApiError(400, "The request body must be a JSON object.")
+    model, messages = body.get("model"), body.get("messages")
+    if not isinstance(model, str) or not model:
+        raise _ApiError(400, "'model' is a required string.", "model")
+    if not isinstance(messages, list) or not messages:
+        raise _ApiError(400, "'messages' must be a non-empty array.", "messages")
+    if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages):
+        raise _ApiError(400, "Each message must be an object with a 'role'.", "messages")
+    fmt = body.get("response_format") or {"type": "text"}
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    if kind == "text":
+        return _ChatRequest(model, messages, None)
+    if kind == "json_object":
+        return _ChatRequest(model, messages, {"type": "object", "additionalProperties": {}})
+    spec = fmt.get("json_schema") if kind == "json_schema" else None
+    if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
+        raise _ApiError(
+            400,
+            "response_format needs type text, json_object or json_schema "
+            "with a 'json_schema.schema' object.",
+            "response_format",
+        )
+    return _ChatRequest(model, messages, spec["schema"])
+
+
+def _tokens(text: str, per_word: float) -> int:
+    # Rounded first so that 10 words at 1.3 count 13 tokens, not ceil(13.000000000000002) = 14.
+    return max(1, math.ceil(round(len(re.findall(r"\w+", text)) * per_word, 6)))
+
+
+def _prompt_text(messages: list[dict[str, Any]]) -> str:
+    texts: list[str] = []
+    for message in messages:
+        content = message.get("content")
+        parts = content if isinstance(content, list) else [{"text": content}]  # text parts too
+        texts += [str(part.get("text") or "") for part in parts if isinstance(part, dict)]
+    return " ".join(texts)
+
+
+def _completion(
+    config: OpenAIConfig, request: _ChatRequest, fault: str | None, ident: str, created: int
+) -> dict[str, Any]:
+    """A ``chat.completion`` object; ``fault`` is applied to its content when given."""
+    rng = random.Random(
+        _digest(config.seed, _canonical(request.schema), _canonical(request.messages))
+    )
+    content: str | None
+    refusal: str | None = None
+    if request.schema is None:
+        words = [_word(rng) for _ in range(rng.randint(8, 16))]
+        content = " ".join(words).capitalize() + "."
+    else:
+        value = _instance(request.schema, rng)
+        if fault == "drop_item":
+            _drop_item(value)
+        content = json.dumps(value)
+    if fault == "invalid_json":  # cut mid-value, as a truncated generation is
+        content = content[: len(content) // 2]
+        content = content if _loads(content) is _INVALID else content + "{"  # a cut scalar parses
+    if fault == "refusal":
+        content, refusal = None, REFUSAL
+    prompt = _tokens(_prompt_text(request.messages), config.tokens_per_word)
+    completion = _tokens(content or refusal or "", config.tokens_per_word)
+    model = request.model if "sandbox" in request.model else f"sandbox-{request.model}"
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content,
+        "refusal": refusal,
+        "annotations": [],
+    }
+    return {
+        "id": f"chatcmpl-{ident}",
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+        "system_fingerprint": MARKER,
+    }
+
+
+_INVALID = object()
+
+
+def _loads(text: str | bytes) -> Any:
+    """Parsed JSON, or ``_INVALID``: malformed input is expected here, not exceptional."""
+    try:
+        return json.loads(text)
+    except ValueError:  # includes UnicodeDecodeError
+        return _INVALID
+
+
+def _fault(config: OpenAIConfig, key: object) -> str | None:
+    chosen = random.Random(f"{config.seed}:{key}").random() < config.fault_rate
+    return config.fault if chosen else None
+
+
+# --- files and batches ----------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _File:
+    meta: dict[str, Any]
+    content: bytes
+
+
+@dataclasses.dataclass
+class _Batch:
+    obj: dict[str, Any]
+    lines: list[dict[str, Any]]
+    started: float  # time.monotonic() at creation
+
+
+def _batch_lines(content: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split batch JSONL into request lines and validation errors (which fail the batch)."""
+    lines: list[dict[str, Any]] = []
+    problems: list[tuple[int | None, str]] = []
+    for number, raw in enumerate(content.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        line = _loads(raw)
+        if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
+            problems.append((number, "Each line must be a JSON object with a string 'custom_id'."))
+        elif line.get("method") != "POST" or line.get("url") != CHAT_URL:
+            problems.append((number, f"Each line must have method 'POST' and url '{CHAT_URL}'."))
+        elif any(seen["custom_id"] == line["custom_id"] for seen in lines):
+            problems.append((number, f"Duplicate custom_id {line['custom_id']!r}."))
+        else:
+            lines.append(line)
+    if not lines and not problems:
+        problems.append((None, "The input file has no requests."))
+    errors = [
+        {"code": "invalid_request", "message": m, "param": None, "line": n} for n, m in problems
+    ]
+    return lines, errors
+
+
+class _State:
+    """The in-memory files and batches of one router, with counters that make ids replayable."""
+
+    def __init__(self, config: OpenAIConfig) -> None:
+        self.config = config
+        self.lock = threading.RLock()
+        self.counts: dict[str, int] = {}
+        self.files: dict[str, _File] = {}
+        self.batches: dict[str, _Batch] = {}
+
+    def next(self, kind: str) -> int:
+        with self.lock:
+            count = self.counts.get(kind, 0)
+            self.counts[kind] = count + 1
+            return count
+
+    def tick(self) -> int:
+        return EPOCH + self.next("clock")
+
+    def add_file(self, filename: str, purpose: str, content: bytes) -> dict[str, Any]:
+        ident = f"file-{_digest(self.config.seed, 'file', self.next('file'))[:24]}"
+        meta = {
+            "id": ident,
+            "object": "file",
+            "bytes": len(content),
+            "created_at": self.tick(),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+            "expires_at": None,
+            "status_details": None,
+        }
+        with self.lock:
+            self.files[ident] = _File(meta, content)
+        return meta
+
+    def file(self, ident: str) -> _File:
+        if ident not in self.files:
+            raise _ApiError(404, f"No such File object: {ident}", "file_id")
+        return self.files[ident]
+
+    def create_batch(self, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise _ApiError(400, "The request body must be a JSON object.")
+        if body.get("endpoint") != CHAT_URL:
+            raise _ApiError(400, f"The sandbox only batches {CHAT_URL}.", "endpoint")
+        if body.get("completion_window") != "24h":
+            raise _ApiError(400, "completion_window must be '24h'.", "completion_window")
+        metadata = body.get("metadata") or {}
+        if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+            raise _ApiError(400, "metadata must map strings to strings.", "metadata")
+        source = self.file(str(body.get("input_file_id")))
+        if source.meta["purpose"] != "batch":
+            raise _ApiError(400, "The input file's purpose must be 'batch'.", "input_file_id")
+        lines, errors = _batch_lines(source.content)
+        ident = f"batch_{_digest(self.config.seed, 'batch', self.next('batch'))[:32]}"
+        created = self.tick()
+        obj: dict[str, Any] = {
+            **dict.fromkeys(_NULL_BATCH_FIELDS),
+            "id": ident,
+            "object": "batch",
+            "endpoint": CHAT_URL,
+            "input_file_id": source.meta["id"],
+            "completion_window": "24h",
+            "status": "validating",
+            "created_at": created,
+            "expires_at": created + 86_400,
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+            "metadata": {**metadata, "sandbox": "true"},
+        }
+        if errors:  # OpenAI validates the whole file first and fails the batch on any bad line
+            obj.update(
+                status="failed", failed_at=created, errors={"object": "list", "data": errors}
+            )
+        with self.lock:
+            self.batches[ident] = _Batch(obj, lines, time.monotonic())
+        return dict(obj)
+
+    def batch(self, ident: str) -> dict[str, Any]:
+        """The batch, advanced lazily: the sandbox has no worker, time passes on retrieval."""
+        with self.lock:
+            if ident not in self.batches:
+                raise _ApiError(404, f"No such Batch object: {ident}", "batch_id")
+            batch = self.batches[ident]
+            obj = batch.obj
+            if obj["status"] == "validating":
+                obj.update(status="in_progress", in_progress_at=obj["created_at"])
+            elapsed = time.monotonic() - batch.started
+            if obj["status"] == "in_progress" and elapsed >= self.config.batch_delay_s:
+                self._complete(batch)
+            if obj["status"] == "cancelling":
+                obj.update(status="cancelled", cancelled_at=obj["cancelling_at"])
+            return dict(obj)  # a snapshot: nested values are replaced, never mutated
+
+    def cancel(self, ident: str) -> dict[str, Any]:
+        """Answered 'cancelling', as OpenAI does; the next retrieve reports 'cancelled'."""
+        with self.lock:
+            status = self.batch(ident)["status"]
+            if status in ("completed", "failed", "expired"):
+                raise _ApiError(400, f"Cannot cancel a batch with status {status!r}.")
+            obj = self.batches[ident].obj
+            if status == "in_progress":
+                obj.update(status="cancelling", cancelling_at=self.tick())
+            return dict(obj)
+
+    def _complete(self, batch: _Batch) -> None:
+        obj = batch.obj
+        outputs: list[dict[str, Any]] = []
+        failures: list[dict[str, Any]] = []
+        for line in batch.lines:
+            key = _digest(self.config.seed, obj["id"], line["custom_id"])
+            record: dict[str, Any] = {"id": f"batch_req_{key[:24]}", "custom_id": line["custom_id"]}
+            fault = _fault(self.config, f"{obj['id']}:{line['custom_id']}")
+            try:
+                body = _completion(
+                    self.config,
+                    _chat_request(line.get("body")),
+                    None if fault == "timeout" else fault,  # a batch has no connection to time out
+                    key[24:48],
+                    obj["created_at"],
+                )
+                status, target = 200, outputs
+            except _ApiError as exc:
+                body, status, target = exc.body(), exc.status, failures
+            response = {"status_code": status, "request_id": f"req_{key[48:]}", "body": body}
+            target.append({**record, "response": response, "error": None})
+        done = obj["created_at"] + max(1, math.ceil(self.config.batch_delay_s))
+        for kind, records in (("output", outputs), ("error", failures)):
+            if records:
+                text = "".join(json.dumps(r) + "\n" for r in records).encode()
+                meta = self.add_file(f"{obj['id']}_{kind}.jsonl", "batch_output", text)
+                obj[f"{kind}_file_id"] = meta["id"]
+        counts = {"total": len(batch.lines), "completed": len(outputs), "failed": len(failures)}
+        obj.update(status="completed", finalizing_at=done, completed_at=done, request_counts=counts)
+
+
+# --- the router -----------------------------------------------------------------------------
+
+
+def _form(content_type: str, body: bytes) -> dict[str, tuple[str | None, bytes]]:
+    """Parse multipart/form-data with the stdlib, so the sandbox needs no python-multipart."""
+    header = email.message.Message()
+    header["content-type"] = content_type
+    boundary = header.get_param("boundary")
+    if header.get_content_type() != "multipart/form-data" or not isinstance(boundary, str):
+        raise _ApiError(400, "Expected a multipart/form-data body.")
+    fields: dict[str, tuple[str | None, bytes]] = {}
+    for part in body.split(b"--" + boundary.encode())[1:-1]:
+        head, _, data = part.removeprefix(b"\r\n").partition(b"\r\n\r\n")
+        headers = email.message_from_bytes(head + b"\r\n\r\n")
+        name = headers.get_param("name", header="content-disposition")
+        if isinstance(name, str):
+            fields[name] = (headers.get_filename(), data.removesuffix(b"\r\n"))
+    return fields
+
+
+async def _json(request: Request) -> Any:
+    body = _loads(await request.body())
+    if body is _INVALID:
+        raise _ApiError(400, "We could not parse the JSON body of your request.")
+    return body
+
+
+def router(config: OpenAIConfig) -> fastapi.APIRouter:
+    """The OpenAI endpoints over fresh in-memory state; mount it at prefix ``/v1``."""
+    state = _State(config)
+    api = fastapi.APIRouter(route_class=_Route)
+    models = [{"id": m, "object": "model", "created": EPOCH, "owned_by": MARKER} for m in MODELS]
+
+    @api.get("/models")
+    async def list_models() -> dict[str, Any]:
+        return {"object": "list", "data": models}
+
+    @api.post("/chat/completions")
+    async def chat_completions(request: Request) -> dict[str, Any]:
+        chat = _chat_request(await _json(request))
+        number = state.next("chat")
+        fault = _fault(config, number)
+        await asyncio.sleep(config.latency_s + (config.timeout_s if fault == "timeout" else 0.0))
+        ident = _digest(config.seed, "chat", number)[:24]
+        return _completion(config, chat, fault, ident, state.tick())
+
+    @api.post("/files")
+    async def upload_file(request: Request) -> dict[str, Any]:
+        fields = _form(request.headers.get("content-type", ""), await request.body())
+        filename, content = fields.get("file", (None, b""))
+        purpose = fields.get("purpose", (None, b""))[1].decode(errors="replace")
+        if filename is None:
+            raise _ApiError(400, "A 'file' field with a filename is required.", "file")
+        if purpose != "batch":
+            raise _ApiError(400, "The sandbox only accepts purpose 'batch'.", "purpose")
+        return state.add_file(filename, purpose, content)
+
+    @api.get("/files/{file_id}")
+    async def retrieve_file(file_id: str) -> dict[str, Any]:
+        return state.file(file_id).meta
+
+    @api.get("/files/{file_id}/content")
+    async def file_content(file_id: str) -> Response:
+        return Response(state.file(file_id).content, media_type="application/octet-stream")
+
+    @api.post("/batches")
+    async def create_batch(request: Request) -> dict[str, Any]:
+        return state.create_batch(await _json(request))
+
+    @api.get("/batches/{batch_id}")
+    async def retrieve_batch(batch_id: str) -> dict[str, Any]:
+        return state.batch(batch_id)
+
+    @api.post("/batches/{batch_id}/cancel")
+    async def cancel_batch(batch_id: str) -> dict[str, Any]:
+        return state.cancel(batch_id)
+
+    return api

@@ -1,0 +1,645 @@
+"""The sandbox service: OpenAlex, S2 Graph, arXiv and OpenAI-compatible APIs on 127.0.0.1.
+
+It serves a world from ``world.py`` with the real APIs' payload shapes, limits and failure
+modes, so the pipeline runs against it unchanged with only its base URLs pointed here:
+
+- OpenAlex at ``/`` (``/works``, ``/works/{id}``), S2 at ``/graph/v1``, arXiv at
+  ``/api/query``, the OpenAI-compatible API at ``/v1``; ``/_sandbox/stats`` counts requests.
+- Rate limits: OpenAlex answers 403 above its per-second rate and 429 once its daily budget of
+  list calls is spent; S2 answers 429 above its rate; arXiv 503 when called faster than its
+  interval. Every limit is multiplied by ``time_scale``, so tests run fast at the same ratios.
+- Faults, deterministic by seed: 5xx, 429/403, slow answers, dropped connections and truncated
+  JSON, at ``fault_rate``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import collections
+import dataclasses
+import datetime as dt
+import logging
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from inspire_build import ids
+from inspire_build.errors import InvalidIdError
+from inspire_build.sandbox import payloads
+from inspire_build.sandbox.openai_api import OpenAIConfig, router
+from inspire_build.sandbox.world import MARKER, Record, World, load
+
+FAULT_KINDS = ("5xx", "rate", "slow", "drop", "truncate")
+OPENALEX_FILTERS = (
+    "openalex",
+    "openalex_id",
+    "ids.openalex",
+    "doi",
+    "cites",
+    "cited_by",
+    "from_publication_date",
+    "to_publication_date",
+    "publication_year",
+    "primary_topic.field.id",
+    "topics.field.id",
+    "locations.source.id",
+    "referenced_works_count",
+)
+S2_REFERENCE_FIELDS = ("contexts", "intents", "contextsWithIntent", "isInfluential")
+MAX_RESULTS_WITHOUT_CURSOR = 10_000
+
+
+@dataclasses.dataclass(frozen=True)
+class SandboxConfig:
+    """Limits are the real services' per-second figures; ``time_scale`` multiplies them."""
+
+    seed: int = 0
+    time_scale: float = 1.0
+    openalex_rps: float = 100.0
+    openalex_daily_list_calls: int | None = None
+    s2_rps: float = 1.0
+    arxiv_interval_s: float = 3.0
+    fault_rate: float = 0.0
+    fault_kinds: tuple[str, ...] = FAULT_KINDS
+    slow_s: float = 2.0
+    openai: OpenAIConfig = dataclasses.field(default_factory=OpenAIConfig)
+
+
+class _Window:
+    """At most ``limit`` requests in any ``window_s``; thread-safe."""
+
+    def __init__(self, limit: int, window_s: float) -> None:
+        self.limit, self.window_s = limit, window_s
+        self._times: collections.deque[float] = collections.deque()
+        self._lock = threading.Lock()
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            while self._times and now - self._times[0] >= self.window_s:
+                self._times.popleft()
+            if len(self._times) >= self.limit:
+                return False
+            self._times.append(now)
+            return True
+
+
+class _Dropped(Exception):
+    """Raised after a partial body so the server closes the connection mid-response."""
+
+
+class _DropResponse(Response):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"1000")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b'{"results": [', "more_body": True})
+        raise _Dropped("sandbox fault: connection dropped")
+
+
+class _QuietDrops(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], _Dropped))
+
+
+class Sandbox:
+    """The world's indexes plus the service state: limits, fault dice, and counters."""
+
+    def __init__(self, world: World, config: SandboxConfig) -> None:
+        self.world, self.config = world, config
+        self.records = world.records
+        self.by_key = world.by_key()
+        self.by_openalex = {r.openalex: r for r in self.records}
+        self.by_doi = {r.doi.lower(): r for r in self.records}
+        self.by_arxiv = {r.arxiv: r for r in self.records if r.arxiv}
+        self.by_s2 = {r.s2: r for r in self.records}
+        self.by_corpus = {r.corpus_id: r for r in self.records}
+        self.citing: dict[str, list[str]] = collections.defaultdict(list)
+        for record in self.records:
+            for citation in record.references:
+                self.citing[citation.cites].append(record.key)
+        self._works: dict[str, dict[str, Any]] = {}
+        self._papers: dict[str, dict[str, Any]] = {}
+        scale = config.time_scale
+        window = 1.0 / scale
+        self.limits = {
+            "openalex": _Window(max(1, round(config.openalex_rps)), window),
+            "s2": _Window(max(1, round(config.s2_rps)), window * 0.9),
+            "arxiv": _Window(1, config.arxiv_interval_s / scale * 0.9),
+        }
+        self.daily_left = config.openalex_daily_list_calls
+        self._lock = threading.Lock()
+        self._requests = 0
+        self.stats: collections.Counter[str] = collections.Counter()
+
+    # --- rendering (cached: records never change) ---
+
+    def work(self, record: Record) -> dict[str, Any]:
+        cached = self._works.get(record.key)
+        if cached is None:
+            referenced = [self.by_key[c.cites].openalex for c in record.references]
+            cached = payloads.openalex_work(record, referenced, len(self.citing[record.key]))
+            self._works[record.key] = cached
+        return cached
+
+    def paper(self, record: Record) -> dict[str, Any]:
+        cached = self._papers.get(record.key)
+        if cached is None:
+            cached = payloads.s2_paper(record)
+            self._papers[record.key] = cached
+        return cached
+
+    # --- service state ---
+
+    def fault(self) -> tuple[str, int] | None:
+        """The fault for the next request, if any: its kind and a die for its variant."""
+        with self._lock:
+            number = self._requests
+            self._requests += 1
+        dice = random.Random(f"{self.config.seed}:{number}")
+        if dice.random() >= self.config.fault_rate:
+            return None
+        return dice.choice(self.config.fault_kinds), dice.randrange(3)
+
+    def count(self, family: str, status: int, fault: str | None = None) -> None:
+        with self._lock:
+            self.stats[f"{family} {status}"] += 1
+            if fault:
+                self.stats[f"fault {fault}"] += 1
+
+    def spend_daily(self) -> bool:
+        with self._lock:
+            if self.daily_left is None:
+                return True
+            if self.daily_left <= 0:
+                return False
+            self.daily_left -= 1
+            return True
+
+
+def _family(path: str) -> str | None:
+    if path.startswith("/works"):
+        return "openalex"
+    if path.startswith("/graph/v1"):
+        return "s2"
+    if path.startswith("/api/query"):
+        return "arxiv"
+    return None
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(data), status_code=status, media_type="application/json")
+
+
+_RATE_ANSWERS = {
+    "openalex": (403, b'{"error": "Too many requests", "message": "Per-second rate limit hit"}'),
+    "s2": (429, b'{"message": "Too Many Requests. Please wait and try again."}'),
+    "arxiv": (503, b"Rate exceeded."),
+}
+
+
+def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
+    """The FastAPI app serving ``world``. ``app.state.sandbox`` holds the live state."""
+    config = config or SandboxConfig()
+    sandbox = Sandbox(world, config)
+    app = FastAPI(title=f"{MARKER}: a local emulator of scholarly APIs (a test double)")
+    app.state.sandbox = sandbox
+    app.include_router(router(config.openai), prefix="/v1")
+
+    @app.middleware("http")
+    async def limits_and_faults(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        family = _family(request.url.path)
+        if family is None:
+            response = await call_next(request)
+            response.headers["X-Inspire-Sandbox"] = "1"
+            return response
+        if not sandbox.limits[family].allow():
+            status, body = _RATE_ANSWERS[family]
+            sandbox.count(family, status)
+            return Response(body, status, {"Retry-After": "1", "X-Inspire-Sandbox": "1"})
+        rolled = sandbox.fault()
+        fault, variant = rolled if rolled else (None, 0)
+        if fault == "5xx":
+            status = (500, 502, 503)[variant]
+            sandbox.count(family, status, fault)
+            return Response(b"sandbox fault: server error", status)
+        if fault == "rate":
+            status, body = _RATE_ANSWERS[family]
+            sandbox.count(family, status, fault)
+            return Response(body, status)
+        if fault == "drop":
+            sandbox.count(family, 0, fault)
+            return _DropResponse()
+        if fault == "slow":
+            await asyncio.sleep(config.slow_s / config.time_scale)
+        response = await call_next(request)
+        sandbox.count(family, response.status_code, fault)
+        response.headers["X-Inspire-Sandbox"] = "1"
+        if fault == "truncate":
+            body = b"".join([chunk async for chunk in response.body_iterator])  # type: ignore[attr-defined]
+            headers = {k: v for k, v in response.headers.items() if k != "content-length"}
+            return Response(body[: len(body) // 2], response.status_code, headers)
+        return response
+
+    @app.get("/works")
+    def list_works(request: Request) -> Response:
+        return _openalex_list(sandbox, dict(request.query_params))
+
+    @app.get("/works/{work_id:path}")
+    def get_work(work_id: str, request: Request) -> Response:
+        record = _openalex_entity(sandbox, work_id)
+        if record is None:
+            return _json({"error": "404 Not Found", "message": f"{work_id} not found"}, 404)
+        fields, problem = _openalex_select(request.query_params.get("select"))
+        if problem:
+            return _json(problem, 400)
+        return _json(_pick(sandbox.work(record), fields))
+
+    @app.post("/graph/v1/paper/batch")
+    async def s2_batch(request: Request) -> Response:
+        try:
+            requested = (await request.json())["ids"]
+        except (ValueError, KeyError, TypeError):
+            return _json({"error": "Body must be a JSON object with an 'ids' list"}, 400)
+        if len(requested) > 500:
+            return _json({"error": "Cannot process more than 500 ids"}, 400)
+        fields, problem = _s2_fields(request.query_params.get("fields"))
+        if problem:
+            return _json(problem, 400)
+        records = [_s2_entity(sandbox, str(i)) for i in requested]
+        return _json([payloads.select(sandbox.paper(r), fields) if r else None for r in records])
+
+    @app.get("/graph/v1/paper/{rest:path}")
+    def s2_paper(rest: str, request: Request) -> Response:
+        query = request.query_params
+        if rest.endswith("/references"):
+            return _s2_references(sandbox, rest.removesuffix("/references"), dict(query))
+        record = _s2_entity(sandbox, rest)
+        if record is None:
+            return _json({"error": f"Paper with id {rest} not found"}, 404)
+        fields, problem = _s2_fields(query.get("fields"))
+        if problem:
+            return _json(problem, 400)
+        return _json(payloads.select(sandbox.paper(record), fields))
+
+    @app.get("/api/query")
+    def arxiv_query(request: Request) -> Response:
+        return _arxiv(sandbox, dict(request.query_params))
+
+    @app.get("/_sandbox/stats")
+    def stats() -> Response:
+        return _json({"marker": MARKER, "counts": dict(sorted(sandbox.stats.items()))})
+
+    @app.post("/_sandbox/reset")
+    def reset() -> Response:
+        with sandbox._lock:
+            sandbox.stats.clear()
+            sandbox.daily_left = config.openalex_daily_list_calls
+        return _json({"marker": MARKER, "reset": True})
+
+    return app
+
+
+# --- OpenAlex -----------------------------------------------------------------------------------
+
+
+def _openalex_entity(sandbox: Sandbox, raw: str) -> Record | None:
+    try:
+        parsed = ids.parse_any_id(raw.removeprefix("doi:") if raw.startswith("doi:") else raw)
+    except InvalidIdError:
+        return None
+    if parsed.scheme is ids.Scheme.OPENALEX:
+        return sandbox.by_openalex.get(parsed.value)
+    if parsed.scheme is ids.Scheme.DOI:
+        return sandbox.by_doi.get(parsed.value)
+    if parsed.scheme is ids.Scheme.ARXIV:
+        return sandbox.by_doi.get(ids.arxiv_to_doi(parsed.value))
+    return None
+
+
+def _openalex_select(select: str | None) -> tuple[list[str] | None, dict[str, str] | None]:
+    if not select:
+        return None, None
+    fields = [f.strip() for f in select.split(",") if f.strip()]
+    known = payloads.OPENALEX_WORK_FIELDS
+    for field in fields:
+        if "." in field or field not in known:
+            return None, {
+                "error": "Invalid query parameters error.",
+                "message": f"{field} is not a valid select field. Valid fields for "
+                f"select are: {', '.join(sorted(known))}.",
+            }
+    return fields, None
+
+
+def _pick(work: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
+    return work if fields is None else {f: work[f] for f in fields}
+
+
+def _openalex_matches(sandbox: Sandbox, record: Record, key: str, values: list[str]) -> bool:
+    def any_of(test: Callable[[str], bool]) -> bool:
+        return any(test(v) for v in values)
+
+    if key in ("openalex", "openalex_id", "ids.openalex"):
+        return any_of(lambda v: _openalex_entity(sandbox, v) is record)
+    if key == "doi":
+        return any_of(lambda v: _openalex_entity(sandbox, "doi:" + v) is record)
+    if key == "cites":
+        cited = (
+            {c.cites for c in record.references} if not record.openalex_references_empty else set()
+        )
+        return any_of(lambda v: (r := _openalex_entity(sandbox, v)) is not None and r.key in cited)
+    if key == "cited_by":
+        return any_of(
+            lambda v: (
+                (r := _openalex_entity(sandbox, v)) is not None
+                and record.key in {c.cites for c in r.references}
+            )
+        )
+    if key == "from_publication_date":
+        return record.publication_date >= values[0]
+    if key == "to_publication_date":
+        return record.publication_date <= values[0]
+    if key == "publication_year":
+        return any_of(lambda v: record.publication_date[:4] == v)
+    if key in ("primary_topic.field.id", "topics.field.id"):
+        field_id = str(payloads.FIELD_IDS.get(record.field, 17))
+        return any_of(lambda v: v.rsplit("/", 1)[-1] == field_id)
+    if key == "locations.source.id":
+        return record.arxiv is not None and any_of(lambda v: v.endswith("S4306400194"))
+    if key == "referenced_works_count":
+        count = 0 if record.openalex_references_empty else len(record.references)
+        value = values[0]
+        if value.startswith(">"):
+            return count > int(value[1:])
+        if value.startswith("<"):
+            return count < int(value[1:])
+        return count == int(value)
+    return False
+
+
+def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
+    per_page = int(query.get("per_page", query.get("per-page", "25")))
+    if not 1 <= per_page <= 100:
+        return _json(
+            {
+                "error": "Invalid query parameters error.",
+                "message": "per-page parameter must be between 1 and 100",
+            },
+            400,
+        )
+    fields, problem = _openalex_select(query.get("select"))
+    if problem:
+        return _json(problem, 400)
+    clauses: list[tuple[str, list[str]]] = []
+    for clause in filter(None, (query.get("filter") or "").split(",")):
+        key, _, value = clause.partition(":")
+        key = key.strip().lower().replace("-", "_")
+        if key not in OPENALEX_FILTERS:
+            return _json(
+                {
+                    "error": "Invalid query parameters error.",
+                    "message": f"{key} is not a valid field. Valid fields are "
+                    f"underscore or hyphenated versions of: {', '.join(OPENALEX_FILTERS)}",
+                },
+                400,
+            )
+        clauses.append((key, value.split("|")))
+    if not sandbox.spend_daily():
+        # The real budget resets at midnight UTC; the sandbox's day is scaled like its limits.
+        now = dt.datetime.now(dt.UTC)
+        midnight = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
+        wait = max(1, int((midnight - now).total_seconds() / sandbox.config.time_scale))
+        body = {
+            "error": "Rate limit exceeded",
+            "message": "Daily budget exhausted; it resets at midnight UTC.",
+        }
+        return Response(
+            orjson.dumps(body), 429, {"Retry-After": str(wait)}, media_type="application/json"
+        )
+    candidates: Sequence[Record] = sandbox.records
+    for key, values in clauses:  # narrow cheaply by ID lookups first
+        if key in ("openalex", "openalex_id", "ids.openalex", "doi"):
+            found = [_openalex_entity(sandbox, v if key != "doi" else "doi:" + v) for v in values]
+            candidates = list({r.key: r for r in found if r is not None}.values())
+            break
+    matched = [
+        r for r in candidates if all(_openalex_matches(sandbox, r, k, v) for k, v in clauses)
+    ]
+    if query.get("search"):
+        terms = query["search"].lower().split()
+        scored = [
+            (sum((r.title + " " + r.abstract).lower().count(t) for t in terms), r) for r in matched
+        ]
+        matched = [r for score, r in sorted(scored, key=lambda s: (-s[0], s[1].key)) if score]
+    cursor = query.get("cursor")
+    if cursor is not None:
+        start = 0 if cursor == "*" else int(base64.urlsafe_b64decode(cursor.encode()).decode())
+        page_number = None
+    else:
+        page_number = int(query.get("page", "1"))
+        start = (page_number - 1) * per_page
+        if start + per_page > MAX_RESULTS_WITHOUT_CURSOR:
+            return _json(
+                {
+                    "error": "Invalid query parameters error.",
+                    "message": "Maximum results size of 10,000 records is exceeded. "
+                    "Cursor pagination is required for records beyond 10,000.",
+                },
+                400,
+            )
+    page = matched[start : start + per_page]
+    end = start + len(page)
+    next_cursor = (
+        base64.urlsafe_b64encode(str(end).encode()).decode()
+        if cursor is not None and end < len(matched)
+        else None
+    )
+    meta = {
+        "count": len(matched),
+        "db_response_time_ms": 1,
+        "page": page_number,
+        "per_page": per_page,
+        "next_cursor": next_cursor,
+        "groups_count": None,
+    }
+    return _json(
+        {"meta": meta, "results": [_pick(sandbox.work(r), fields) for r in page], "group_by": []}
+    )
+
+
+# --- Semantic Scholar ---------------------------------------------------------------------------
+
+
+def _s2_entity(sandbox: Sandbox, raw: str) -> Record | None:
+    text = raw.strip()
+    head, _, rest = text.partition(":")
+    if head.upper() in ("DOI", "ARXIV") and rest:
+        text = rest
+    try:
+        parsed = ids.parse_any_id(text)
+    except InvalidIdError:
+        return None
+    if parsed.scheme is ids.Scheme.S2:
+        return sandbox.by_s2.get(parsed.value)
+    if parsed.scheme is ids.Scheme.CORPUS_ID:
+        return sandbox.by_corpus.get(int(parsed.value))
+    if parsed.scheme is ids.Scheme.ARXIV:
+        return sandbox.by_arxiv.get(parsed.value)
+    if parsed.scheme is ids.Scheme.DOI:
+        record = sandbox.by_doi.get(parsed.value)
+        return record if record and record.kind != "preprint" else None
+    return None
+
+
+def _s2_fields(raw: str | None) -> tuple[list[str] | None, dict[str, str] | None]:
+    if not raw:
+        return None, None
+    fields = [f.strip() for f in raw.split(",") if f.strip()]
+    unknown = [
+        f for f in fields if f not in payloads.S2_PAPER_FIELDS and f not in S2_REFERENCE_FIELDS
+    ]
+    if unknown:
+        return None, {"error": f"Unrecognized or unsupported fields: [{', '.join(unknown)}]"}
+    return fields, None
+
+
+def _s2_references(sandbox: Sandbox, raw_id: str, query: dict[str, str]) -> Response:
+    record = _s2_entity(sandbox, raw_id)
+    if record is None:
+        return _json({"error": f"Paper with id {raw_id} not found"}, 404)
+    offset, limit = int(query.get("offset", "0")), int(query.get("limit", "100"))
+    if not 1 <= limit <= 1000:
+        return _json({"error": "The limit parameter must be between 1 and 1000"}, 400)
+    fields, problem = _s2_fields(query.get("fields"))
+    if problem:
+        return _json(problem, 400)
+    wanted = fields or []
+    signal_fields = [f for f in wanted if f in S2_REFERENCE_FIELDS]
+    paper_fields = [f for f in wanted if f not in S2_REFERENCE_FIELDS] or None
+    data = []
+    for citation in record.references[offset : offset + limit]:
+        cited = sandbox.by_key[citation.cites]
+        paper = payloads.s2_unidentified(cited) if citation.null_ids else sandbox.paper(cited)
+        item: dict[str, Any] = {}
+        signals = {
+            "contexts": citation.contexts,
+            "intents": citation.intents,
+            "contextsWithIntent": [
+                {"context": c, "intents": citation.intents} for c in citation.contexts
+            ],
+            "isInfluential": citation.influential,
+        }
+        item.update({f: signals[f] for f in signal_fields})
+        item["citedPaper"] = payloads.select(paper, paper_fields)
+        data.append(item)
+    page: dict[str, Any] = {"offset": offset, "data": data}
+    if offset + limit < len(record.references):
+        page["next"] = offset + limit
+    return _json(page)
+
+
+# --- arXiv --------------------------------------------------------------------------------------
+
+
+def _arxiv(sandbox: Sandbox, query: dict[str, str]) -> Response:
+    start, per_page = int(query.get("start", "0")), int(query.get("max_results", "10"))
+    listed = [i.strip() for i in query.get("id_list", "").split(",") if i.strip()]
+    entries: list[str] = []
+    matched: list[tuple[Record, int | None]] = []
+    for raw in listed:
+        try:
+            arxiv_id, version = ids.split_arxiv_version(raw)
+        except InvalidIdError:
+            body = payloads.atom_error(
+                f"incorrect id format for {raw}", f"incorrect_id_format_for_{raw}"
+            )
+            return Response(body.encode(), 400, media_type="application/atom+xml")
+        record = sandbox.by_arxiv.get(arxiv_id)
+        if record is not None and (version is None or version in dict(record.arxiv_versions)):
+            matched.append((record, version))
+    search = query.get("search_query", "")
+    if search and not listed:
+        terms = [
+            t.split(":", 1)[-1].lower() for t in search.split() if t.upper() not in ("AND", "OR")
+        ]
+        matched = [
+            (r, None)
+            for r in sandbox.by_arxiv.values()
+            if all(t in (r.title + " " + r.abstract).lower() for t in terms)
+        ]
+    for record, version in matched[start : start + per_page]:
+        entries.append(payloads.atom_entry(record, version))
+    text = f"search_query={search}&id_list={','.join(listed)}&start={start}&max_results={per_page}"
+    feed = payloads.atom_feed(text, entries, len(matched), start, per_page)
+    return Response(feed.encode(), 200, media_type="application/atom+xml")
+
+
+# --- running ------------------------------------------------------------------------------------
+
+
+@contextmanager
+def running(world: World, config: SandboxConfig | None = None, port: int = 0) -> Iterator[str]:
+    """Serve ``world`` on 127.0.0.1 in a background thread; yields the base URL."""
+    app = create_app(world, config)
+    logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("the sandbox server failed to start")
+        time.sleep(0.01)
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{bound}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def serve(world_dir: Path, config: SandboxConfig, port: int) -> None:
+    """Serve in the foreground (``inspire sandbox serve``)."""
+    logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+    uvicorn.run(
+        create_app(load(world_dir), config),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
+    )
+
+
+def env_lines(base_url: str, time_scale: float = 1.0) -> list[str]:
+    """The ``INSPIRE_*`` settings that point the pipeline at a sandbox at ``base_url``."""
+    return [
+        f"INSPIRE_OPENALEX_URL={base_url}",
+        f"INSPIRE_S2_URL={base_url}/graph/v1",
+        f"INSPIRE_ARXIV_URL={base_url}/api/query",
+        f"INSPIRE_LLM_BASE_URL={base_url}/v1",
+        "INSPIRE_LLM_MODEL=sandbox-gpt",
+        f"INSPIRE_OPENALEX_RPS={min(100.0, 10.0 * time_scale):g}",
+        f"INSPIRE_S2_RPS={1.0 * time_scale:g}",
+        f"INSPIRE_ARXIV_INTERVAL_S={3.0 / time_scale:g}",
+    ]

@@ -1,0 +1,524 @@
+"""A deterministic synthetic scholarly world, generated from ``(seed, size)``.
+
+The world is a list of :class:`Record`, one per record the APIs serve. A *work* may have two
+records (a preprint and its published version, with different dates and slightly different
+titles); the ground truth collapses them. Every random choice comes from one
+``random.Random(seed)`` consumed in a fixed order, and files are written with sorted keys, so
+one seed gives byte-identical files.
+
+Defects appear at configurable rates, because the real APIs have them: references S2 lists
+with null IDs, preprint/published twins, OpenAlex records with empty ``referenced_works``,
+missing and year-only S2 dates, references dated after the citing paper, S2 titles that differ
+in case, punctuation or unicode, and a few papers with more than 1,000 references.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import os
+import random
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+FIRST_DAY = dt.date(2012, 1, 1)
+LAST_DAY = dt.date(2026, 11, 30)
+WORLD_FILE, RECORDS_FILE, TRUTH_FILE = "world.json", "records.jsonl", "ground_truth.jsonl"
+MARKER = "inspire-sandbox"  # every payload carries it: this is a test double
+
+FIELDS = (
+    ("Computer Science", ("cs.LG", "cs.CL", "cs.CV", "cs.IR", "cs.AI", "cs.DS", "cs.CR")),
+    ("Mathematics", ("math.OC", "math.ST", "math.CO")),
+    ("Physics and Astronomy", ("physics.comp-ph", "astro-ph.IM", "quant-ph")),
+)
+INTENTS = ("background", "methodology", "result")
+_SYLLABLES = (
+    "ra",
+    "to",
+    "mi",
+    "ven",
+    "sol",
+    "kar",
+    "lu",
+    "den",
+    "pho",
+    "tri",
+    "zan",
+    "el",
+    "qua",
+    "bri",
+    "nor",
+    "gal",
+    "fen",
+    "ori",
+    "sta",
+    "vek",
+)
+_FIRST = (
+    "Ada",
+    "Ben",
+    "Chen",
+    "Dana",
+    "Eli",
+    "Farah",
+    "Goran",
+    "Hana",
+    "Ivo",
+    "Jun",
+    "Kai",
+    "Lena",
+    "Mei",
+    "Nils",
+    "Omar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tara",
+)
+_LAST = (
+    "Abe",
+    "Brandt",
+    "Costa",
+    "Dubois",
+    "Eriksen",
+    "Fujita",
+    "Garcia",
+    "Horvat",
+    "Ito",
+    "Jensen",
+    "Kovac",
+    "Lindqvist",
+    "Moreau",
+    "Novak",
+    "Okafor",
+    "Petrov",
+    "Quispe",
+    "Rossi",
+    "Sato",
+    "Tanaka",
+)
+_NOUNS = (
+    "model",
+    "method",
+    "benchmark",
+    "framework",
+    "estimator",
+    "network",
+    "index",
+    "policy",
+    "embedding",
+    "algorithm",
+    "dataset",
+    "protocol",
+)
+_ADJECTIVES = (
+    "scalable",
+    "robust",
+    "sparse",
+    "adaptive",
+    "efficient",
+    "contrastive",
+    "hierarchical",
+    "causal",
+    "federated",
+    "generative",
+    "neural",
+    "streaming",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class WorldConfig:
+    """What to generate. Rates are shares of records (or of references, where noted)."""
+
+    seed: int = 0
+    papers: int = 2000
+    null_id_reference_rate: float = 0.03  # of references
+    version_twin_rate: float = 0.15  # of works
+    empty_openalex_references_rate: float = 0.03
+    missing_date_rate: float = 0.02
+    year_only_date_rate: float = 0.05
+    future_reference_rate: float = 0.01  # of citing records
+    title_variant_rate: float = 0.10
+    giant_papers: int = -1  # papers with > 1,000 references; -1: one per 2,500 records
+
+
+@dataclasses.dataclass
+class Citation:
+    """One entry of a record's reference list, pointing at the true cited record."""
+
+    cites: str
+    contexts: list[str]
+    intents: list[str]
+    influential: bool
+    null_ids: bool  # S2 lists it with a null paperId (title and year only)
+
+
+@dataclasses.dataclass
+class Record:
+    """One record as the APIs serve it. ``work`` is shared by a preprint and its published twin."""
+
+    key: str
+    work: str
+    kind: str  # "single" | "preprint" | "published"
+    openalex: str
+    s2: str
+    corpus_id: int
+    doi: str
+    arxiv: str | None
+    arxiv_versions: list[tuple[int, str]]
+    title: str
+    s2_title: str  # what S2 calls it: sometimes a case, punctuation or unicode variant
+    abstract: str
+    authors: list[str]
+    venue: str | None
+    topic: str
+    field: str
+    categories: list[str]
+    publication_date: str  # OpenAlex's date
+    s2_publication_date: str | None
+    s2_year: int | None
+    openalex_references_empty: bool
+    references: list[Citation]
+
+
+@dataclasses.dataclass
+class World:
+    config: WorldConfig
+    topics: dict[str, list[str]]
+    records: list[Record]
+
+    def by_key(self) -> dict[str, Record]:
+        return {r.key: r for r in self.records}
+
+
+# --- generation ---------------------------------------------------------------------------------
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3)))
+
+
+def _topics(rng: random.Random, count: int) -> dict[str, list[str]]:
+    topics = {}
+    for index in range(count):
+        words: list[str] = []
+        while len(words) < 24:
+            word = _word(rng)
+            if word not in words:
+                words.append(word)
+        topics[f"t{index:02d}"] = words
+    return topics
+
+
+def _date_between(rng: random.Random, start: dt.date, end: dt.date) -> dt.date:
+    return start + dt.timedelta(days=rng.randint(0, max(0, (end - start).days)))
+
+
+def _v1_date(rng: random.Random) -> dt.date:
+    """Publication volume grows ~20% a year, as arXiv's does; 2023-2026 get most targets."""
+    years = list(range(FIRST_DAY.year, LAST_DAY.year + 1))
+    year = rng.choices(years, weights=[1.2 ** (y - years[0]) for y in years])[0]
+    start = max(FIRST_DAY, dt.date(year, 1, 1))
+    return _date_between(rng, start, min(LAST_DAY, dt.date(year, 12, 31)))
+
+
+def _title_variant(rng: random.Random, title: str) -> str:
+    kind = rng.randrange(4)
+    if kind == 0:
+        return title.upper() if rng.random() < 0.3 else title.lower()
+    if kind == 1:
+        return title.replace(" for ", ": ", 1) if " for " in title else title + "."
+    if kind == 2:
+        return title.replace("-", "\u2013").replace("e", "\u00e9", 1)  # en dash, accented e
+    return title + " (extended version)"
+
+
+def _sentence(rng: random.Random, vocab: Sequence[str]) -> str:
+    a, b, c = rng.sample(list(vocab), 3)
+    noun, adjective = rng.choice(_NOUNS), rng.choice(_ADJECTIVES)
+    templates = (
+        f"We study {a} {noun}s under {b} constraints.",
+        f"Existing {adjective} approaches to {a} fail when {b} data is scarce.",
+        f"A {adjective} {noun} must handle {a} and {c} jointly.",
+        f"Results on {b} show gains over {c} baselines.",
+        f"The {a} {noun} reduces the cost of {b} {c}.",
+    )
+    return rng.choice(templates)
+
+
+def generate(config: WorldConfig) -> World:
+    """Build the world. Pure and deterministic in ``config``."""
+    rng = random.Random(config.seed)
+    topics = _topics(rng, max(6, config.papers // 150))
+    topic_fields = {
+        t: FIELDS[0] if i % 5 else FIELDS[1 + (i // 5) % 2] for i, t in enumerate(topics)
+    }
+    # 1. works, each with a v1 date; twins add a published record
+    works = []
+    records_needed = config.papers
+    while records_needed > 0:
+        twin = records_needed > 1 and rng.random() < config.version_twin_rate
+        works.append((_v1_date(rng), twin, rng.choice(list(topics))))
+        records_needed -= 2 if twin else 1
+    works.sort(key=lambda w: w[0])
+    records: list[Record] = []
+    month_counter: dict[str, int] = defaultdict(int)
+    for work_index, (v1, twin, topic) in enumerate(works):
+        records.extend(
+            _records_of_work(
+                rng,
+                config,
+                work_index,
+                v1,
+                twin,
+                topic,
+                topics[topic],
+                topic_fields[topic],
+                month_counter,
+            )
+        )
+    records.sort(key=lambda r: (r.publication_date, r.key))
+    _cite(rng, config, records, topics)
+    return World(config=config, topics=topics, records=records)
+
+
+def _records_of_work(
+    rng: random.Random,
+    config: WorldConfig,
+    index: int,
+    v1: dt.date,
+    twin: bool,
+    topic: str,
+    vocab: list[str],
+    field: tuple[str, tuple[str, ...]],
+    month_counter: dict[str, int],
+) -> list[Record]:
+    yymm = v1.strftime("%y%m")
+    month_counter[yymm] += 1
+    digits = 5 if v1 >= dt.date(2015, 1, 1) else 4
+    arxiv_id = f"{yymm}.{month_counter[yymm]:0{digits}d}"
+    versions = [(1, v1.isoformat())]
+    for version, chance in ((2, 0.4), (3, 0.35)):
+        if rng.random() >= chance:
+            break
+        latest = dt.date.fromisoformat(versions[-1][1])
+        versions.append(
+            (version, min(LAST_DAY, latest + dt.timedelta(rng.randint(7, 200))).isoformat())
+        )
+    title_words = rng.sample(vocab, 2)
+    title = (
+        f"{rng.choice(_ADJECTIVES).capitalize()} {title_words[0]} {rng.choice(_NOUNS)}s "
+        f"for {title_words[1]}-aware {rng.choice(_NOUNS)} {_word(rng)}"
+    )
+    abstract = " ".join(_sentence(rng, vocab) for _ in range(rng.randint(4, 7)))
+    authors = [f"{rng.choice(_FIRST)} {rng.choice(_LAST)}" for _ in range(rng.randint(1, 6))]
+    published = min(LAST_DAY, v1 + dt.timedelta(days=rng.randint(30, 400)))
+    venue = f"Proceedings of {vocab[0].capitalize()}Conf {published.year}"
+    work = f"K{index:06d}"
+    categories = [rng.choice(field[1])]
+
+    def record(
+        kind: str, suffix: str, doi: str, arxiv: str | None, date: dt.date, title_: str
+    ) -> Record:
+        key = f"P{index:06d}{suffix}"
+        serial = index * 2 + (1 if suffix else 0)
+        return Record(
+            key=key,
+            work=work,
+            kind=kind,
+            openalex=f"W{4100000000 + serial}",
+            s2=hashlib.sha1(f"{config.seed}:{key}".encode()).hexdigest(),
+            corpus_id=250000000 + serial,
+            doi=doi,
+            arxiv=arxiv,
+            arxiv_versions=versions if arxiv else [],
+            title=title_,
+            s2_title=title_,
+            abstract=abstract,
+            authors=authors,
+            venue=None if kind == "preprint" else venue,
+            topic=topic,
+            field=field[0],
+            categories=categories,
+            publication_date=date.isoformat(),
+            s2_publication_date=date.isoformat(),
+            s2_year=date.year,
+            openalex_references_empty=False,
+            references=[],
+        )
+
+    if not twin:
+        # OpenAlex and S2 each date a work by its preprint or by its venue, independently.
+        single = record(
+            "single",
+            "",
+            f"10.5555/sandbox.{index}",
+            arxiv_id,
+            published if rng.random() < 0.5 else v1,
+            title,
+        )
+        s2_date = rng.choice([v1, published])
+        single.s2_publication_date, single.s2_year = s2_date.isoformat(), s2_date.year
+        built = [single]
+    else:
+        preprint = record("preprint", "", f"10.48550/arxiv.{arxiv_id}", arxiv_id, v1, title)
+        published_title = _title_variant(rng, title)
+        published_record = record(
+            "published", "b", f"10.5555/sandbox.{index}", None, published, published_title
+        )
+        built = [preprint, published_record]
+    for item in built:
+        if rng.random() < config.title_variant_rate:
+            item.s2_title = _title_variant(rng, item.title)
+        roll = rng.random()
+        if roll < config.missing_date_rate:
+            item.s2_publication_date, item.s2_year = None, None
+        elif roll < config.missing_date_rate + config.year_only_date_rate:
+            item.s2_publication_date = None
+        item.openalex_references_empty = rng.random() < config.empty_openalex_references_rate
+    return built
+
+
+def _citation(
+    rng: random.Random, config: WorldConfig, cited: Record, vocab: Sequence[str]
+) -> Citation:
+    has_contexts = rng.random() < 0.85
+    contexts = []
+    if has_contexts:
+        for _ in range(rng.randint(1, 3)):
+            words = " ".join(cited.title.split()[:3]).lower()
+            contexts.append(f"{_sentence(rng, vocab)[:-1]}, as in {words} [{rng.randint(1, 60)}].")
+    intents = sorted(set(rng.sample(INTENTS, rng.randint(0, 2)))) if has_contexts else []
+    return Citation(
+        cites=cited.key,
+        contexts=contexts,
+        intents=intents,
+        influential=has_contexts and rng.random() < 0.1,
+        null_ids=rng.random() < config.null_id_reference_rate,
+    )
+
+
+def _cite(
+    rng: random.Random, config: WorldConfig, records: list[Record], topics: dict[str, list[str]]
+) -> None:
+    """Reference lists by preferential attachment within topics and ages.
+
+    Half the picks copy the target of a random earlier citation in the same topic (so popular
+    works gain citations, O(1) per pick); the rest pick a recent work of the topic, or any work.
+    """
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    targets_by_topic: dict[str, list[int]] = defaultdict(list)
+    giants = config.giant_papers if config.giant_papers >= 0 else config.papers // 2500
+    giant_indexes = (
+        set(range(len(records) - giants, len(records))) if len(records) > 1200 else set()
+    )
+    for index, citing in enumerate(records):
+        topic = citing.topic
+        pool = by_topic[topic]
+        if index >= 5:
+            want = rng.randint(1050, 1200) if index in giant_indexes else rng.randint(20, 80)
+            want = min(want, index)
+            chosen: dict[int, None] = {}
+            attempts = 0
+            while len(chosen) < want and attempts < want * 20:
+                attempts += 1
+                roll = rng.random()
+                if roll < 0.5 and targets_by_topic[topic]:
+                    pick = rng.choice(targets_by_topic[topic])
+                elif roll < 0.8 and pool:
+                    pick = pool[max(0, len(pool) - 1 - int(rng.expovariate(1 / 40)))]
+                else:
+                    pick = rng.randrange(index)
+                if (
+                    records[pick].work != citing.work
+                    and records[pick].publication_date <= citing.publication_date
+                ):
+                    chosen[pick] = None
+            if index + 1 < len(records) and rng.random() < config.future_reference_rate:
+                chosen[rng.randrange(index + 1, len(records))] = None
+            for pick in chosen:
+                cited = records[pick]
+                citing.references.append(_citation(rng, config, cited, topics[topic]))
+                targets_by_topic[records[pick].topic].append(pick)
+        pool.append(index)
+
+
+# --- ground truth -------------------------------------------------------------------------------
+
+
+def ground_truth(world: World) -> Iterator[dict[str, object]]:
+    """Per record: its work, the work's true first public date, and its true merged references."""
+    records = world.by_key()
+    first_public: dict[str, str] = {}
+    for record in world.records:
+        dates = [record.publication_date] + [d for _, d in record.arxiv_versions[:1]]
+        if record.s2_publication_date:
+            dates.append(record.s2_publication_date)
+        earliest = min(dates)
+        if record.work not in first_public or earliest < first_public[record.work]:
+            first_public[record.work] = earliest
+    for record in world.records:
+        cited_works = sorted({records[c.cites].work for c in record.references})
+        yield {
+            "key": record.key,
+            "work": record.work,
+            "first_public_date": first_public[record.work],
+            "references": cited_works,
+            "n_reference_entries": len(record.references),
+        }
+
+
+# --- files --------------------------------------------------------------------------------------
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def write(world: World, out: Path) -> list[Path]:
+    """Write ``world.json``, ``records.jsonl`` and ``ground_truth.jsonl`` atomically."""
+    out.mkdir(parents=True, exist_ok=True)
+    counts = {
+        "records": len(world.records),
+        "works": len({r.work for r in world.records}),
+        "references": sum(len(r.references) for r in world.records),
+    }
+    contents = {
+        WORLD_FILE: _dumps(
+            {
+                "marker": MARKER,
+                "config": dataclasses.asdict(world.config),
+                "topics": world.topics,
+                "counts": counts,
+            }
+        )
+        + "\n",
+        RECORDS_FILE: "".join(_dumps(dataclasses.asdict(r)) + "\n" for r in world.records),
+        TRUTH_FILE: "".join(_dumps(t) + "\n" for t in ground_truth(world)),
+    }
+    paths = []
+    for name, text in contents.items():
+        path = out / name
+        tmp = path.with_name(name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        paths.append(path)
+    return paths
+
+
+def load(folder: Path) -> World:
+    """Read a world written by :func:`write`."""
+    meta = json.loads((folder / WORLD_FILE).read_text(encoding="utf-8"))
+    records = []
+    with (folder / RECORDS_FILE).open(encoding="utf-8") as lines:
+        for line in lines:
+            raw = json.loads(line)
+            raw["references"] = [Citation(**c) for c in raw["references"]]
+            raw["arxiv_versions"] = [tuple(v) for v in raw["arxiv_versions"]]
+            records.append(Record(**raw))
+    return World(config=WorldConfig(**meta["config"]), topics=meta["topics"], records=records)
