@@ -23,7 +23,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ import orjson
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from inspire_build import ids
 from inspire_build.errors import InvalidIdError
@@ -134,6 +134,7 @@ class Sandbox:
             for citation in record.references:
                 self.citing[citation.cites].append(record.key)
         self._works: dict[str, dict[str, Any]] = {}
+        self._work_json: dict[tuple[str, tuple[str, ...] | None], bytes] = {}
         self._papers: dict[str, dict[str, Any]] = {}
         scale = config.time_scale
         window = 1.0 / scale
@@ -155,6 +156,15 @@ class Sandbox:
             referenced = [self.by_key[c.cites].openalex for c in record.references]
             cached = payloads.openalex_work(record, referenced, len(self.citing[record.key]))
             self._works[record.key] = cached
+        return cached
+
+    def work_json(self, record: Record, fields: Sequence[str] | None) -> bytes:
+        """The work as JSON bytes, cached per field selection: list pages join these."""
+        cache_key = (record.key, tuple(fields) if fields is not None else None)
+        cached = self._work_json.get(cache_key)
+        if cached is None:
+            cached = orjson.dumps(_pick(self.work(record), fields))
+            self._work_json[cache_key] = cached
         return cached
 
     def paper(self, record: Record) -> dict[str, Any]:
@@ -213,6 +223,85 @@ _RATE_ANSWERS = {
 }
 
 
+class _LimitsAndFaults:
+    """Pure ASGI middleware: rate limits, injected faults, counters and the sandbox header.
+
+    Pure ASGI rather than ``BaseHTTPMiddleware``: it passes large bodies through untouched,
+    which keeps the service fast enough for load tests.
+    """
+
+    def __init__(self, app: ASGIApp, sandbox: Sandbox) -> None:
+        self.app, self.sandbox = app, sandbox
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sandbox, config = self.sandbox, self.sandbox.config
+        family = _family(scope["path"])
+        if family is None:
+            await self.app(scope, receive, _marked(send))
+            return
+        if not sandbox.limits[family].allow():
+            status, body = _RATE_ANSWERS[family]
+            sandbox.count(family, status)
+            await Response(body, status, {"Retry-After": "1"})(scope, receive, _marked(send))
+            return
+        rolled = sandbox.fault()
+        fault, variant = rolled if rolled else (None, 0)
+        if fault in ("5xx", "rate"):
+            status, body = (
+                ((500, 502, 503)[variant], b"sandbox fault: server error")
+                if fault == "5xx"
+                else _RATE_ANSWERS[family]
+            )
+            sandbox.count(family, status, fault)
+            await Response(body, status)(scope, receive, _marked(send))
+            return
+        if fault == "drop":
+            sandbox.count(family, 0, fault)
+            await _DropResponse()(scope, receive, send)
+            return
+        if fault == "slow":
+            await asyncio.sleep(config.slow_s / config.time_scale)
+        start: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def watch(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                sandbox.count(family, message["status"], fault)
+                message = {**message, "headers": [*message["headers"], _HEADER]}
+                if fault == "truncate":  # hold the head until the body's length is known
+                    start.update(message)
+                    return
+            elif fault == "truncate" and message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                if message.get("more_body"):
+                    return
+                body = b"".join(chunks)
+                body = body[: len(body) // 2]
+                headers = [(k, v) for k, v in start["headers"] if k != b"content-length"]
+                await send(
+                    {**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+                )
+                message = {"type": "http.response.body", "body": body}
+            await send(message)
+
+        await self.app(scope, receive, watch)
+
+
+_HEADER = (b"x-inspire-sandbox", b"1")
+
+
+def _marked(send: Send) -> Send:
+    async def marked(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), _HEADER]}
+        await send(message)
+
+    return marked
+
+
 def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
     """The FastAPI app serving ``world``. ``app.state.sandbox`` holds the live state."""
     config = config or SandboxConfig()
@@ -221,42 +310,7 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
     app.state.sandbox = sandbox
     app.include_router(router(config.openai), prefix="/v1")
 
-    @app.middleware("http")
-    async def limits_and_faults(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        family = _family(request.url.path)
-        if family is None:
-            response = await call_next(request)
-            response.headers["X-Inspire-Sandbox"] = "1"
-            return response
-        if not sandbox.limits[family].allow():
-            status, body = _RATE_ANSWERS[family]
-            sandbox.count(family, status)
-            return Response(body, status, {"Retry-After": "1", "X-Inspire-Sandbox": "1"})
-        rolled = sandbox.fault()
-        fault, variant = rolled if rolled else (None, 0)
-        if fault == "5xx":
-            status = (500, 502, 503)[variant]
-            sandbox.count(family, status, fault)
-            return Response(b"sandbox fault: server error", status)
-        if fault == "rate":
-            status, body = _RATE_ANSWERS[family]
-            sandbox.count(family, status, fault)
-            return Response(body, status)
-        if fault == "drop":
-            sandbox.count(family, 0, fault)
-            return _DropResponse()
-        if fault == "slow":
-            await asyncio.sleep(config.slow_s / config.time_scale)
-        response = await call_next(request)
-        sandbox.count(family, response.status_code, fault)
-        response.headers["X-Inspire-Sandbox"] = "1"
-        if fault == "truncate":
-            body = b"".join([chunk async for chunk in response.body_iterator])  # type: ignore[attr-defined]
-            headers = {k: v for k, v in response.headers.items() if k != "content-length"}
-            return Response(body[: len(body) // 2], response.status_code, headers)
-        return response
+    app.add_middleware(_LimitsAndFaults, sandbox=sandbox)
 
     @app.get("/works")
     def list_works(request: Request) -> Response:
@@ -270,7 +324,7 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
         fields, problem = _openalex_select(request.query_params.get("select"))
         if problem:
             return _json(problem, 400)
-        return _json(_pick(sandbox.work(record), fields))
+        return Response(sandbox.work_json(record, fields), media_type="application/json")
 
     @app.post("/graph/v1/paper/batch")
     async def s2_batch(request: Request) -> Response:
@@ -321,6 +375,8 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
 
 
 def _openalex_entity(sandbox: Sandbox, raw: str) -> Record | None:
+    if raw[:1] == "W" and raw[1:].isdigit():  # the common case, without the general parser
+        return sandbox.by_openalex.get(raw)
     try:
         parsed = ids.parse_any_id(raw.removeprefix("doi:") if raw.startswith("doi:") else raw)
     except InvalidIdError:
@@ -349,50 +405,55 @@ def _openalex_select(select: str | None) -> tuple[list[str] | None, dict[str, st
     return fields, None
 
 
-def _pick(work: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
+def _pick(work: dict[str, Any], fields: Sequence[str] | None) -> dict[str, Any]:
     return work if fields is None else {f: work[f] for f in fields}
 
 
-def _openalex_matches(sandbox: Sandbox, record: Record, key: str, values: list[str]) -> bool:
-    def any_of(test: Callable[[str], bool]) -> bool:
-        return any(test(v) for v in values)
+def _openalex_predicate(sandbox: Sandbox, key: str, values: list[str]) -> Callable[[Record], bool]:
+    """One filter clause as a test on records; IDs in it are resolved once, not per record."""
 
-    if key in ("openalex", "openalex_id", "ids.openalex"):
-        return any_of(lambda v: _openalex_entity(sandbox, v) is record)
-    if key == "doi":
-        return any_of(lambda v: _openalex_entity(sandbox, "doi:" + v) is record)
+    def resolved(prefix: str = "") -> list[Record]:
+        found = (_openalex_entity(sandbox, prefix + v) for v in values)
+        return [r for r in found if r is not None]
+
+    def oa_references(record: Record) -> set[str]:
+        # What OpenAlex knows a record cites: nothing, for records with empty referenced_works.
+        return set() if record.openalex_references_empty else {c.cites for c in record.references}
+
+    if key in ("openalex", "openalex_id", "ids.openalex", "doi"):
+        keys = {r.key for r in resolved("doi:" if key == "doi" else "")}
+        return lambda record: record.key in keys
     if key == "cites":
-        cited = (
-            {c.cites for c in record.references} if not record.openalex_references_empty else set()
-        )
-        return any_of(lambda v: (r := _openalex_entity(sandbox, v)) is not None and r.key in cited)
+        cited = {r.key for r in resolved()}
+        return lambda record: not cited.isdisjoint(oa_references(record))
     if key == "cited_by":
-        return any_of(
-            lambda v: (
-                (r := _openalex_entity(sandbox, v)) is not None
-                and record.key in {c.cites for c in r.references}
-            )
-        )
+        cited_by_them = set().union(*(oa_references(r) for r in resolved()))
+        return lambda record: record.key in cited_by_them
     if key == "from_publication_date":
-        return record.publication_date >= values[0]
+        return lambda record: record.publication_date >= values[0]
     if key == "to_publication_date":
-        return record.publication_date <= values[0]
+        return lambda record: record.publication_date <= values[0]
     if key == "publication_year":
-        return any_of(lambda v: record.publication_date[:4] == v)
+        return lambda record: record.publication_date[:4] in values
     if key in ("primary_topic.field.id", "topics.field.id"):
-        field_id = str(payloads.FIELD_IDS.get(record.field, 17))
-        return any_of(lambda v: v.rsplit("/", 1)[-1] == field_id)
+        wanted = {v.rsplit("/", 1)[-1] for v in values}
+        return lambda record: str(payloads.FIELD_IDS.get(record.field, 17)) in wanted
     if key == "locations.source.id":
-        return record.arxiv is not None and any_of(lambda v: v.endswith("S4306400194"))
+        arxiv = any(v.endswith("S4306400194") for v in values)
+        return lambda record: arxiv and record.arxiv is not None
     if key == "referenced_works_count":
-        count = 0 if record.openalex_references_empty else len(record.references)
         value = values[0]
+        bound = int(value.lstrip("<>"))
+
+        def count(record: Record) -> int:
+            return 0 if record.openalex_references_empty else len(record.references)
+
         if value.startswith(">"):
-            return count > int(value[1:])
+            return lambda record: count(record) > bound
         if value.startswith("<"):
-            return count < int(value[1:])
-        return count == int(value)
-    return False
+            return lambda record: count(record) < bound
+        return lambda record: count(record) == bound
+    return lambda record: False
 
 
 def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
@@ -440,9 +501,8 @@ def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
             found = [_openalex_entity(sandbox, v if key != "doi" else "doi:" + v) for v in values]
             candidates = list({r.key: r for r in found if r is not None}.values())
             break
-    matched = [
-        r for r in candidates if all(_openalex_matches(sandbox, r, k, v) for k, v in clauses)
-    ]
+    tests = [_openalex_predicate(sandbox, key, values) for key, values in clauses]
+    matched = [r for r in candidates if all(test(r) for test in tests)]
     if query.get("search"):
         terms = query["search"].lower().split()
         scored = [
@@ -480,9 +540,9 @@ def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
         "next_cursor": next_cursor,
         "groups_count": None,
     }
-    return _json(
-        {"meta": meta, "results": [_pick(sandbox.work(r), fields) for r in page], "group_by": []}
-    )
+    results = b",".join(sandbox.work_json(r, fields) for r in page)
+    page_body = b'{"meta":' + orjson.dumps(meta) + b',"results":[' + results + b'],"group_by":[]}'
+    return Response(page_body, media_type="application/json")
 
 
 # --- Semantic Scholar ---------------------------------------------------------------------------
