@@ -124,3 +124,62 @@ def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Com
 def test_every_command_has_help_text(name_command: tuple[str, click.Command]) -> None:
     name, command = name_command
     assert command.help and command.help.strip(), f"`inspire {name}` has no help text"
+
+
+def test_sandbox_world_serve_and_env(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    import httpx
+
+    world_dir = tmp_path / "world"
+    made = inspire("sandbox", "world", "--seed", "5", "--papers", "60", "--out", str(world_dir))
+    assert made.returncode == 0, made.stderr
+    assert "60 records" in made.stdout
+    again = inspire(
+        "sandbox", "world", "--seed", "5", "--papers", "60", "--out", str(tmp_path / "b")
+    )
+    assert again.returncode == 0
+    for name in ("world.json", "records.jsonl", "ground_truth.jsonl"):
+        assert (world_dir / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "inspire_build",
+            "sandbox",
+            "serve",
+            "--world",
+            str(world_dir),
+            "--port",
+            str(port),
+            "--time-scale",
+            "10",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline()
+        assert first.strip() == f"export INSPIRE_OPENALEX_URL=http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/works", params={"per_page": "3"})
+                break
+            except httpx.ConnectError:
+                time.sleep(0.1)
+        assert answer.json()["meta"]["count"] == 60
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    env = inspire("sandbox", "env", "--port", "9999", "--time-scale", "10")
+    assert env.returncode == 0
+    assert "export INSPIRE_S2_URL=http://127.0.0.1:9999/graph/v1" in env.stdout.splitlines()
+    missing = inspire("sandbox", "serve", "--world", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and "holds no world" in missing.stderr
