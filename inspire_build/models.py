@@ -53,11 +53,14 @@ class TargetStatus(StrEnum):
 
 
 class ReferenceStatus(StrEnum):
-    ANTECEDENT = "antecedent"
+    """Exactly one per reference; see cutoff.reference_status for the order they are tested."""
+
+    ELIGIBLE = "eligible"  # strictly before the cutoff: an antecedent
     AFTER_CUTOFF = "after_cutoff"
-    AFTER_TARGET = "after_target"
+    DATED_AFTER_TARGET = "dated_after_target"
     NO_DATE = "no_date"
-    UNRESOLVED = "unresolved"
+    UNRESOLVED = "unresolved"  # no usable identifier
+    SELF = "self"  # the same work as the target
 
 
 class BriefStatus(StrEnum):

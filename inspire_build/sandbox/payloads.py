@@ -254,8 +254,8 @@ def s2_paper(record: Record) -> dict[str, Any]:
     external: dict[str, Any] = {"CorpusId": record.corpus_id}
     if record.kind != "preprint":
         external["DOI"] = record.doi
-    if record.arxiv:
-        external["ArXiv"] = record.arxiv
+    if record.s2_arxiv:
+        external["ArXiv"] = record.s2_arxiv
     venue = record.venue or ("arXiv.org" if record.arxiv else "")
     return {
         "paperId": record.s2,

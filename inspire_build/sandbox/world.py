@@ -2,9 +2,10 @@
 
 The world is a list of :class:`Record`, one per record the APIs serve. A *work* may have two
 records (a preprint and its published version, with different dates and slightly different
-titles); the ground truth collapses them. Every random choice comes from one
-``random.Random(seed)`` consumed in a fixed order, and files are written with sorted keys, so
-one seed gives byte-identical files.
+titles). As in the real services, OpenAlex keeps such twins apart while S2 links the published
+version to its preprint's arXiv ID; the ground truth collapses them. Every random choice comes
+from one ``random.Random(seed)`` consumed in a fixed order, and files are written with sorted
+keys, so one seed gives byte-identical files.
 
 Defects appear at configurable rates, because the real APIs have them: references S2 lists
 with null IDs, preprint/published twins, OpenAlex records with empty ``referenced_works``,
@@ -173,6 +174,7 @@ class Record:
     arxiv_versions: list[tuple[int, str]]
     title: str
     s2_title: str  # what S2 calls it: sometimes a case, punctuation or unicode variant
+    s2_arxiv: str | None  # S2 links a published version to its preprint's arXiv ID
     abstract: str
     authors: list[str]
     venue: str | None
@@ -339,6 +341,7 @@ def _records_of_work(
             arxiv_versions=versions if arxiv else [],
             title=title_,
             s2_title=title_,
+            s2_arxiv=arxiv_id,
             abstract=abstract,
             authors=authors,
             venue=None if kind == "preprint" else venue,

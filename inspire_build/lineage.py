@@ -1,0 +1,255 @@
+"""Pure: merge the sources' reference lists of one target into one list of works.
+
+Each source's list is a sequence of :class:`Mention`. Mentions are merged into
+:class:`MergedReference` entries by trying, in order:
+
+1. DOI, 2. arXiv ID, 3. OpenAlex ID, 4. S2 paperId (and CorpusId), all exact on canonical IDs;
+5. normalised title plus year: rapidfuzz similarity of the normalised titles of at least
+   ``TITLE_THRESHOLD`` (see :func:`title_score`), with publication years at most
+   ``YEAR_TOLERANCE`` apart when both are known (a preprint and its published version are often
+   a year apart), or ``TITLE_ONLY_THRESHOLD`` when a year is missing.
+
+A mention whose IDs hit two entries joins them: that is how a preprint and its published
+version, listed separately by one source and linked by another (S2 gives a published version
+the arXiv ID of its preprint), collapse into one work carrying all their IDs. Every mention
+keeps its provenance: its source, the rule that matched it, and the score.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+from rapidfuzz import fuzz, process
+
+from inspire_build.cutoff import SourceDate
+from inspire_build.ids import PaperId, Scheme
+from inspire_build.models import MatchRule, Source
+
+TITLE_THRESHOLD = 92.0
+TITLE_ONLY_THRESHOLD = 97.0
+YEAR_TOLERANCE = 1
+# Canonical-ID preference: an arXiv ID names a work across its versions.
+CANONICAL_ORDER = (Scheme.ARXIV, Scheme.OPENALEX, Scheme.DOI, Scheme.S2, Scheme.CORPUS_ID)
+_ID_RULES = (
+    (MatchRule.DOI, (Scheme.DOI,)),
+    (MatchRule.ARXIV, (Scheme.ARXIV,)),
+    (MatchRule.OPENALEX, (Scheme.OPENALEX,)),
+    (MatchRule.S2, (Scheme.S2, Scheme.CORPUS_ID)),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Mention:
+    """One entry of one source's reference list (or a source's record of a work)."""
+
+    source: Source
+    position: int
+    ids: tuple[PaperId, ...] = ()
+    title: str | None = None
+    year: int | None = None
+    date: SourceDate | None = None
+    contexts: tuple[str, ...] | None = None
+    intents: tuple[str, ...] | None = None
+    is_influential: bool | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Match:
+    """How a mention joined its entry. The first mention of an entry has no rule."""
+
+    mention: Mention
+    rule: MatchRule | None
+    score: float | None
+
+
+@dataclasses.dataclass
+class MergedReference:
+    """One cited work, as every source that listed it describes it."""
+
+    matches: list[Match]
+
+    @property
+    def ids(self) -> list[PaperId]:
+        """Every distinct ID, in the order the mentions gave them."""
+        return list(dict.fromkeys(i for m in self.matches for i in m.mention.ids))
+
+    @property
+    def sources(self) -> list[Source]:
+        return list(dict.fromkeys(m.mention.source for m in self.matches))
+
+    @property
+    def title(self) -> str | None:
+        return next((m.mention.title for m in self.matches if m.mention.title), None)
+
+    @property
+    def year(self) -> int | None:
+        return next((m.mention.year for m in self.matches if m.mention.year), None)
+
+    @property
+    def contexts(self) -> tuple[str, ...] | None:
+        found = [m.mention.contexts for m in self.matches if m.mention.contexts is not None]
+        return tuple(dict.fromkeys(c for group in found for c in group)) if found else None
+
+    @property
+    def intents(self) -> tuple[str, ...] | None:
+        found = [m.mention.intents for m in self.matches if m.mention.intents is not None]
+        return tuple(dict.fromkeys(i for group in found for i in group)) if found else None
+
+    @property
+    def is_influential(self) -> bool | None:
+        flags = [m.mention.is_influential for m in self.matches]
+        known = [f for f in flags if f is not None]
+        return any(known) if known else None
+
+    @property
+    def match(self) -> tuple[MatchRule | None, float | None]:
+        """The strongest cross-mention match: the first rule in matching order, best score."""
+        joined = [m for m in self.matches if m.rule is not None]
+        if not joined:
+            return None, None
+        order = list(MatchRule)
+        best = min(
+            joined, key=lambda m: (order.index(m.rule or MatchRule.TITLE_YEAR), -(m.score or 0))
+        )
+        return best.rule, best.score
+
+    def canonical_id(self) -> PaperId | None:
+        return canonical_id(self.ids)
+
+
+def canonical_id(found: Iterable[PaperId]) -> PaperId | None:
+    """The ID a work is stored under: arXiv, else the smallest OpenAlex ID, else DOI, S2, Corpus."""
+    by_scheme: dict[Scheme, list[str]] = {}
+    for paper_id in found:
+        by_scheme.setdefault(paper_id.scheme, []).append(paper_id.value)
+    for scheme in CANONICAL_ORDER:
+        if by_scheme.get(scheme):
+            values = by_scheme[scheme]
+            chosen = (
+                min(values, key=lambda v: (len(v), v)) if scheme is Scheme.OPENALEX else min(values)
+            )
+            return PaperId(scheme, chosen)
+    return None
+
+
+_BRACKETS = re.compile(r"[\(\[][^\)\]]*[\)\]]")
+_NON_WORD = re.compile(r"[^\w]+")
+
+
+def normalise_title(title: str) -> str:
+    """Case-, accent-, punctuation- and whitespace-free form, without bracketed qualifiers."""
+    text = unicodedata.normalize("NFKD", _BRACKETS.sub(" ", title))
+    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    return " ".join(_NON_WORD.sub(" ", text).split())
+
+
+def title_score(a: str, b: str) -> float:
+    """Similarity of two normalised titles, 0-100: ``fuzz.ratio`` on the whole strings.
+
+    A title whose words all appear in the other, five words or more (one adds a subtitle),
+    scores at least ``TITLE_ONLY_THRESHOLD``. Partial word overlap earns nothing extra: titles
+    built from one field's vocabulary share many words without being the same work.
+    """
+    score = float(fuzz.ratio(a, b))
+    words_a, words_b = set(a.split()), set(b.split())
+    if min(len(words_a), len(words_b)) >= 5 and (words_a <= words_b or words_b <= words_a):
+        score = max(score, TITLE_ONLY_THRESHOLD)
+    return score
+
+
+def years_agree(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or abs(a - b) <= YEAR_TOLERANCE
+
+
+def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
+    """Merge reference lists, in order: earlier lists found entries, later ones join them."""
+    entries: list[MergedReference] = []
+    dead: set[int] = set()  # entries joined into another one
+    index: dict[PaperId, int] = {}
+    titles: dict[int, str] = {}
+
+    def add(
+        mention: Mention, into: int | None, rule: MatchRule | None, score: float | None
+    ) -> None:
+        match = Match(mention, rule, score)
+        if into is None:
+            entries.append(MergedReference([match]))
+            into = len(entries) - 1
+        else:
+            entries[into].matches.append(match)
+        for paper_id in mention.ids:
+            index.setdefault(paper_id, into)
+        if mention.title and into not in titles:
+            titles[into] = normalise_title(mention.title)
+
+    def join(keep: int, other: int) -> None:
+        if keep == other or other in dead:
+            return
+        entries[keep].matches.extend(entries[other].matches)
+        dead.add(other)
+        titles.pop(other, None)
+        for paper_id, position in list(index.items()):
+            if position == other:
+                index[paper_id] = keep
+
+    for mentions in lists:
+        for mention in mentions:
+            hits: list[tuple[int, MatchRule]] = []
+            for rule, schemes in _ID_RULES:
+                for paper_id in mention.ids:
+                    if paper_id.scheme in schemes and paper_id in index:
+                        hits.append((index[paper_id], rule))
+            if hits:
+                target, rule = hits[0]
+                for other, _ in hits[1:]:
+                    join(target, other)
+                add(mention, target, rule, 100.0)
+                continue
+            found = _title_match(mention, titles, entries) if mention.title else None
+            if found is not None:
+                add(mention, found[0], MatchRule.TITLE_YEAR, found[1])
+            else:
+                add(mention, None, None, None)
+    return [entry for position, entry in enumerate(entries) if position not in dead]
+
+
+def _title_match(
+    mention: Mention, titles: dict[int, str], entries: Sequence[MergedReference]
+) -> tuple[int, float] | None:
+    query = normalise_title(mention.title or "")
+    if not query or not titles:
+        return None
+    keys = list(titles)
+    candidates = process.extract(
+        query, [titles[k] for k in keys], scorer=_scorer, score_cutoff=TITLE_THRESHOLD, limit=5
+    )
+    for _, score, position in candidates:
+        year = entries[keys[position]].year
+        if mention.year is not None and year is not None:
+            if years_agree(mention.year, year):
+                return keys[position], float(score)
+        elif score >= TITLE_ONLY_THRESHOLD:
+            return keys[position], float(score)
+    return None
+
+
+def _scorer(a: str, b: str, **_: object) -> float:
+    return title_score(a, b)
+
+
+def is_self(
+    entry: MergedReference,
+    target_ids: Iterable[PaperId],
+    target_title: str | None,
+    target_year: int | None,
+) -> bool:
+    """The entry is the target itself: it shares an ID, or its title and year match."""
+    if set(entry.ids) & set(target_ids):
+        return True
+    if not (target_title and entry.title):
+        return False
+    score = title_score(normalise_title(entry.title), normalise_title(target_title))
+    return score >= TITLE_ONLY_THRESHOLD and years_agree(entry.year, target_year)
