@@ -8,6 +8,7 @@ warehouse, 1 for anything else the product raised on purpose.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import sys
 from collections.abc import Iterator
@@ -17,12 +18,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
+import duckdb
 import pydantic
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from inspire_build import snapshot, sources, warehouse
+from inspire_build import resolve, snapshot, sources, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import InputError, InspireError, InvalidIdError
 from inspire_build.http import HttpClient
@@ -49,6 +51,15 @@ sandbox_app = typer.Typer(
     help="The local emulator of OpenAlex, S2, arXiv and an OpenAI-compatible API.",
     no_args_is_help=True,
 )
+targets_app = typer.Typer(help="Select a split's candidate target papers.", no_args_is_help=True)
+lineage_app = typer.Typer(
+    help="Merge targets' references across sources, date them, apply the cutoff.",
+    no_args_is_help=True,
+)
+stats_app = typer.Typer(help="Statistics read from the warehouse.", no_args_is_help=True)
+app.add_typer(targets_app, name="targets")
+app.add_typer(lineage_app, name="lineage")
+app.add_typer(stats_app, name="stats")
 app.add_typer(warehouse_app, name="warehouse")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(ids_app, name="ids")
@@ -187,7 +198,7 @@ def fetch_paper(
 ) -> None:
     """Fetch one paper's metadata, recording the response in the raw store."""
     chosen = source.value if source else sources.default_source(paper_id)
-    with _client(ctx, warehouse_path, offline) as client:
+    with _client(ctx, warehouse_path, offline) as (client, _):
         paper = sources.fetch_paper(client, paper_id, chosen)
     _emit([paper_line(paper)], as_json)
 
@@ -205,7 +216,7 @@ def fetch_references(
 ) -> None:
     """Fetch a paper's references: S2 (with contexts and intents), OpenAlex, or both lists."""
     names = ["s2", "openalex"] if source is ReferenceSource.both else [source.value]
-    with _client(ctx, warehouse_path, offline) as client:
+    with _client(ctx, warehouse_path, offline) as (client, _):
         lines = [
             reference_line(reference)
             for name in names
@@ -272,8 +283,14 @@ def snapshot_stats(
     for column in ("source", "origin", "responses", "errors", "complete pages", "bytes"):
         table.add_column(column, justify="left" if column in ("source", "origin") else "right")
     for row in rows:
-        table.add_row(row.source, row.origin, f"{row.responses:,}", f"{row.errors:,}",
-                      f"{row.complete_pages:,}", f"{row.body_bytes:,}")  # fmt: skip
+        table.add_row(
+            row.source,
+            row.origin,
+            f"{row.responses:,}",
+            f"{row.errors:,}",
+            f"{row.complete_pages:,}",
+            f"{row.body_bytes:,}",
+        )
     out.print(table)
 
 
@@ -326,11 +343,133 @@ def sandbox_env(
         print(f"export {line}")
 
 
+@targets_app.command("select")
+def targets_select(
+    ctx: typer.Context,
+    split: Annotated[str, typer.Option(help="A split name from the settings (train, eval).")],
+    limit: Annotated[int | None, typer.Option(help="Most targets to select.", min=1)] = None,
+    offline: OfflineOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Find a split's candidates in OpenAlex and record each with a status and a reason."""
+    root: _Context = ctx.obj
+    with _client(ctx, warehouse_path, offline) as (client, con):
+        selection = resolve.select_targets(client, con, root.settings, split, limit)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(selection.statuses.items()))
+    out.print(f"split {split}: {selection.candidates} candidate(s) from OpenAlex ({counts})")
+    for paper_id in selection.selected:
+        print(paper_id)
+
+
+@lineage_app.command("resolve")
+def lineage_resolve(
+    ctx: typer.Context,
+    paper_ids: Annotated[list[str], typer.Argument(help="Target IDs in any known scheme.")],
+    split: Annotated[str, typer.Option(help="The split the targets are recorded under.")] = (
+        "adhoc"
+    ),
+    offline: OfflineOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Resolve targets' lineage and write papers, IDs, references, targets and completeness."""
+    resolve.check_ids(paper_ids)
+    with _client(ctx, warehouse_path, offline) as (client, con):
+        results = resolve.resolve_lineage(paper_ids, client, existing=resolve.crosswalk(con))
+        resolve.write(con, results, split, resolve.ALL_SOURCES)
+    for result in results:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(result.counts().items()))
+        out.print(
+            f"{result.work.paper_id}: first public {result.target_date}, cutoff "
+            f"{result.cutoff}; {len(result.references)} references ({counts or 'none'}); "
+            f"{result.status.value}: {result.reason}"
+        )
+
+
+@lineage_app.command("show")
+def lineage_show(
+    ctx: typer.Context,
+    paper_id: Annotated[str, typer.Argument(help="A target ID in any known scheme.")],
+    target_date: Annotated[
+        str | None, typer.Option(help="The target's first public date, YYYY-MM-DD, if unknown.")
+    ] = None,
+    sources: Annotated[str, typer.Option(help="Sources to use, comma-separated.")] = (
+        "openalex,s2,arxiv"
+    ),
+    offline: OfflineOption = False,
+    as_json: JsonOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Print each reference with its status, reason and first public date (writes nothing)."""
+    resolve.check_ids([paper_id])
+    chosen = resolve.parse_sources(sources)
+    dates = {paper_id: _parse_date(target_date)} if target_date else {}
+    with _client(ctx, warehouse_path, offline) as (client, _):
+        result = resolve.resolve_lineage([paper_id], client, sources=chosen, target_dates=dates)[0]
+    out.print(
+        f"# {result.work.paper_id}: first public {result.target_date}, cutoff "
+        f"{result.cutoff}; {result.status.value}: {result.reason}"
+    )
+    for reference in result.references:
+        line = {
+            "status": reference.status.value,
+            "reason": reference.reason,
+            "first_public_date": reference.date.date.isoformat() if reference.date else None,
+            "date_source": reference.date.source.value if reference.date else None,
+            "date_precision": reference.date.precision.value if reference.date else None,
+            "title": reference.entry.title,
+            "ids": {p.scheme.value: p.value for p in reference.entry.ids},
+            "sources": [s.value for s in reference.entry.sources],
+        }
+        if as_json:
+            print(json.dumps(line, ensure_ascii=False))
+        else:
+            when = f"{line['first_public_date'] or '-'} ({line['date_source'] or '-'})"
+            print(f"{line['status']:<19} {when:<24} {line['title'] or '(no title)'}")
+
+
+@stats_app.command("lineage")
+def stats_lineage(
+    ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
+) -> None:
+    """Gold completeness per target: references seen, kept, and lost under each status."""
+    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+    try:
+        cursor = con.execute("SELECT * EXCLUDE (updated_at) FROM gold_completeness ORDER BY 1")
+        names = [d[0] for d in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    finally:
+        con.close()
+    if as_json:
+        for row in rows:
+            print(json.dumps(row))
+        return
+    table = Table(title="gold completeness")
+    for name in names:
+        table.add_column(name, justify="left" if name in ("target_id", "sources") else "right")
+    for row in rows:
+        table.add_row(*[",".join(v) if isinstance(v, list) else str(v) for v in row.values()])
+    out.print(table)
+    if rows:
+        seen = sum(int(r["references_seen"]) for r in rows)
+        eligible = sum(int(r["eligible"]) for r in rows)
+        out.print(f"{len(rows)} target(s): {eligible:,} eligible of {seen:,} references seen")
+
+
+def _parse_date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
 @contextmanager
-def _client(ctx: typer.Context, given: Path | None, offline: bool) -> Iterator[HttpClient]:
+def _client(
+    ctx: typer.Context, given: Path | None, offline: bool
+) -> Iterator[tuple[HttpClient, duckdb.DuckDBPyConnection]]:
+    """A client recording into the warehouse, and that warehouse's connection."""
     root: _Context = ctx.obj
     with warehouse.open_warehouse(_warehouse_path(ctx, given)) as con:
-        yield make_client(root.settings, con, mode="replay" if offline else None)
+        yield make_client(root.settings, con, mode="replay" if offline else None), con
 
 
 def _ids_map(paper_ids: PaperIds) -> dict[str, str]:

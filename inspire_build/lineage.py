@@ -227,6 +227,8 @@ def _title_match(
         query, [titles[k] for k in keys], scorer=_scorer, score_cutoff=TITLE_THRESHOLD, limit=5
     )
     for _, score, position in candidates:
+        if _conflict(mention.ids, entries[keys[position]].ids):
+            continue
         year = entries[keys[position]].year
         if mention.year is not None and year is not None:
             if years_agree(mention.year, year):
@@ -234,6 +236,17 @@ def _title_match(
         elif score >= TITLE_ONLY_THRESHOLD:
             return keys[position], float(score)
     return None
+
+
+# Two different IDs in one of these schemes mean two works, however alike their titles
+# ("The Fourth/Sixth PASCAL Recognizing Textual Entailment Challenge"). OpenAlex IDs are not
+# among them: OpenAlex keeps a preprint and its published version as two works.
+_EXCLUSIVE = (Scheme.DOI, Scheme.ARXIV, Scheme.S2, Scheme.CORPUS_ID)
+
+
+def _conflict(a: Iterable[PaperId], b: Iterable[PaperId]) -> bool:
+    mine = {p.scheme: p.value for p in a if p.scheme in _EXCLUSIVE}
+    return any(p.scheme in mine and mine[p.scheme] != p.value for p in b)
 
 
 def _scorer(a: str, b: str, **_: object) -> float:

@@ -304,9 +304,16 @@ def resolve_lineage(
 
     # 5. S2 records for works no S2 list described (and the targets)
     if use_s2:
+        # Described: an S2 list entry with an S2 ID carried that work's record. A null-ID entry
+        # (title and year only) did not, so such works are still looked up.
         described = {
-            id(works.get(e.ids)) for es in merged.values() for e in es if Source.S2 in e.sources
+            id(works.get(e.ids))
+            for es in merged.values()
+            for e in es
+            if any(m.mention.source is Source.S2 and m.mention.ids for m in e.matches)
         }
+        # A target whose date was given needs no record of its own (`lineage show --target-date`).
+        described |= {id(target_works[raw]) for raw in target_dates}
         missing = [w for w in works.all() if id(w) not in described]
         s2_lookups = {id(w): _s2_lookup_id(w.ids) for w in missing}
         s2_found = semanticscholar.fetch_papers(client, [v for v in s2_lookups.values() if v])

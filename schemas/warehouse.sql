@@ -12,6 +12,8 @@ CREATE TABLE eval_runs(run_id VARCHAR PRIMARY KEY, version_id VARCHAR, "name" VA
 
 CREATE TABLE eval_scores(run_id VARCHAR, instance_id VARCHAR, metric VARCHAR, "value" DOUBLE, ci_low DOUBLE, ci_high DOUBLE, PRIMARY KEY(run_id, instance_id, metric));
 
+CREATE TABLE gold_completeness(target_id VARCHAR PRIMARY KEY, references_seen INTEGER NOT NULL, resolved INTEGER NOT NULL, dated INTEGER NOT NULL, eligible INTEGER NOT NULL, after_cutoff INTEGER NOT NULL, dated_after_target INTEGER NOT NULL, no_date INTEGER NOT NULL, unresolved INTEGER NOT NULL, self INTEGER NOT NULL, sources VARCHAR[] NOT NULL, updated_at TIMESTAMP WITH TIME ZONE NOT NULL);
+
 CREATE TABLE grades(target_id VARCHAR, paper_id VARCHAR, tier INTEGER NOT NULL, "role" VARCHAR NOT NULL, rationale VARCHAR NOT NULL, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, CHECK((tier BETWEEN 1 AND 3)), PRIMARY KEY(target_id, paper_id));
 
 CREATE TABLE instances(version_id VARCHAR, instance_id VARCHAR, target_id VARCHAR NOT NULL, brief_id VARCHAR NOT NULL, brief VARCHAR NOT NULL, cutoff_date DATE NOT NULL, n_antecedents INTEGER NOT NULL, PRIMARY KEY(version_id, instance_id));

@@ -216,3 +216,51 @@ def test_reimport_is_idempotent(imported: Path) -> None:
     after = warehouse.connect(imported, read_only=True)
     assert after.execute("SELECT count(*), sum(hash(body)) FROM raw_http").fetchone() == count
     after.close()
+
+
+def test_gpt1_lineage_with_a_given_target_date(imported: Path) -> None:
+    """Replaying the S2 list with the target date 2018-06-11, so the cutoff is 2018-03-11.
+
+    Counted by hand from references_gpt1_corpusid_49313245.yaml:
+    - 2 unresolved: null paperId, null corpusId, null externalIds ("Corpus of linguistic
+      acceptability", "Opportunities and challenges in working with low-resource languages");
+    - 1 no_date: "and P", which has a corpusId but neither publicationDate nor year;
+    - 7 after_cutoff, dated 2018-03-15, 03-24, 04-17, 04-20, 04-21, 04-27 and 05-02, all on or
+      after the cutoff and none after the target;
+    - 63 eligible: the remaining 61 - 7 = 54 with a publicationDate before 2018-03-11, and 9
+      with a year only, all 2017 or earlier.
+    """
+    result = inspire(
+        "lineage",
+        "show",
+        "CorpusID:49313245",
+        "--target-date",
+        "2018-06-11",
+        "--sources",
+        "s2",
+        "--offline",
+        "--json",
+        "--warehouse",
+        str(imported),
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert len(lines) == 73
+    statuses: dict[str, int] = {}
+    for line in lines:
+        statuses[line["status"]] = statuses.get(line["status"], 0) + 1
+    assert statuses == {"eligible": 63, "after_cutoff": 7, "unresolved": 2, "no_date": 1}
+    assert sum(statuses.values()) == 73
+    late = sorted(line["first_public_date"] for line in lines if line["status"] == "after_cutoff")
+    assert late == [
+        "2018-03-15",
+        "2018-03-24",
+        "2018-04-17",
+        "2018-04-20",
+        "2018-04-21",
+        "2018-04-27",
+        "2018-05-02",
+    ]
+    year_only = [line for line in lines if line["date_precision"] == "year"]
+    assert len(year_only) == 9 and all(line["status"] == "eligible" for line in year_only)
+    assert "# corpusid:49313245: first public 2018-06-11, cutoff 2018-03-11" in result.stdout

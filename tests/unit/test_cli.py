@@ -11,6 +11,7 @@ import click
 import pytest
 import typer.main
 
+from inspire_build import warehouse
 from inspire_build.cli import app
 
 
@@ -73,7 +74,8 @@ def test_warehouse_init_twice_then_status(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "w.duckdb"
     first = inspire("warehouse", "init", "--warehouse", str(path))
     assert first.returncode == 0, first.stderr
-    assert "applied 2 migration(s): 0001_initial, 0002_raw_http_resources" in first.stdout
+    names = ", ".join(m.name for m in warehouse.load_migrations())
+    assert f"applied 3 migration(s): {names}" in first.stdout
     second = inspire("--warehouse", str(path), "warehouse", "init")
     assert second.returncode == 0, second.stderr
     assert "up to date, nothing to apply" in second.stdout
@@ -81,7 +83,7 @@ def test_warehouse_init_twice_then_status(tmp_path: Path) -> None:
     assert status.returncode == 0, status.stderr
     for name in ("raw_http", "references", "eval_scores", "latest_split_versions"):
         assert name in status.stdout
-    assert "_migrations" in status.stdout and "│    2 │" in status.stdout
+    assert "_migrations" in status.stdout and "│    3 │" in status.stdout
 
 
 def test_warehouse_path_comes_from_the_environment(tmp_path: Path) -> None:

@@ -31,7 +31,10 @@ def test_cutoff_is_three_calendar_months_back(target: dt.date, cutoff: dt.date) 
     assert cutoff_date(target) == cutoff
 
 
-def status(date: SourceDate | None, target: dt.date = D(2025, 6, 10), **kw: bool) -> str:
+TARGET = D(2025, 6, 10)
+
+
+def status(date: SourceDate | None, target: dt.date = TARGET, **kw: bool) -> str:
     result, _ = reference_status(
         date,
         target_date=target,

@@ -29,6 +29,7 @@ EXPECTED_TABLES = {
     "qrels",
     "eval_runs",
     "eval_scores",
+    "gold_completeness",
 }
 
 

@@ -1,0 +1,216 @@
+"""lineage.py: hand-built reference lists, one rule at a time."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from inspire_build.cutoff import SourceDate
+from inspire_build.ids import PaperId, Scheme
+from inspire_build.lineage import (
+    TITLE_THRESHOLD,
+    Mention,
+    canonical_id,
+    is_self,
+    merge,
+    normalise_title,
+    title_score,
+)
+from inspire_build.models import MatchRule, Source
+
+OA, S2 = Source.OPENALEX, Source.S2
+
+
+def pid(text: str) -> PaperId:
+    scheme, value = text.split(":", 1)
+    return PaperId(Scheme(scheme), value)
+
+
+def m(
+    source: Source, position: int, *found: str, title: str | None = None, year: int | None = None
+) -> Mention:
+    return Mention(source, position, tuple(pid(f) for f in found), title, year)
+
+
+def test_each_id_rule_in_order() -> None:
+    openalex = [
+        m(OA, 0, "openalex:W1", "doi:10.1000/a"),
+        m(OA, 1, "openalex:W2", "arxiv:2101.00001"),
+        m(OA, 2, "openalex:W3"),
+    ]
+    s2 = [
+        m(S2, 0, "s2:" + "a" * 40, "doi:10.1000/A".lower()),
+        m(S2, 1, "s2:" + "b" * 40, "arxiv:2101.00001"),
+        m(S2, 2, "openalex:W3", "corpusid:7"),
+        m(S2, 3, "corpusid:7"),  # joins the entry that S2 mention 2 gave its CorpusId
+    ]
+    entries = merge([openalex, s2])
+    assert len(entries) == 3
+    rules = [[(x.mention.source, x.rule) for x in e.matches] for e in entries]
+    assert rules == [
+        [(OA, None), (S2, MatchRule.DOI)],
+        [(OA, None), (S2, MatchRule.ARXIV)],
+        [(OA, None), (S2, MatchRule.OPENALEX), (S2, MatchRule.S2)],
+    ]
+    assert all(x.score == 100.0 for e in entries for x in e.matches if x.rule)
+
+
+def test_title_and_year_match_when_no_id_does() -> None:
+    title = "Attention Is All You Need for Sequence Transduction Models"
+    entries = merge(
+        [
+            [m(OA, 0, "openalex:W1", title=title, year=2017)],
+            [
+                m(
+                    S2,
+                    0,
+                    title="attention is all you need for sequence-transduction models!",
+                    year=2018,
+                )
+            ],
+        ]
+    )
+    assert len(entries) == 1
+    rule, score = entries[0].match
+    assert rule is MatchRule.TITLE_YEAR and score is not None and score >= TITLE_THRESHOLD
+
+
+def test_title_match_needs_close_years_and_close_titles() -> None:
+    title = "Attention Is All You Need for Sequence Transduction Models"
+    far_years = merge(
+        [[m(OA, 0, "openalex:W1", title=title, year=2017)], [m(S2, 0, title=title, year=2020)]]
+    )
+    assert len(far_years) == 2
+    other = merge(
+        [
+            [m(OA, 0, "openalex:W1", title=title, year=2017)],
+            [m(S2, 0, title="Attention Is Not Explanation", year=2017)],
+        ]
+    )
+    assert len(other) == 2
+
+
+def test_different_ids_keep_alike_titles_apart() -> None:
+    # Real case from the GPT-1 reference list: two RTE challenges a year apart, 94% alike.
+    entries = merge(
+        [
+            [
+                m(
+                    S2,
+                    0,
+                    "corpusid:858065",
+                    title="The Sixth PASCAL Recognizing Textual Entailment Challenge",
+                    year=2009,
+                ),
+                m(
+                    S2,
+                    1,
+                    "corpusid:12381965",
+                    title="The Fourth PASCAL Recognizing Textual Entailment Challenge",
+                    year=2008,
+                ),
+            ]
+        ]
+    )
+    assert len(entries) == 2
+
+
+def test_preprint_and_published_version_collapse_with_all_their_ids() -> None:
+    entries = merge(
+        [
+            [
+                m(OA, 0, "openalex:W10", "arxiv:1901.00002", title="Deep Nets", year=2019),
+                m(
+                    OA,
+                    1,
+                    "openalex:W11",
+                    "doi:10.1000/pub",
+                    title="Deep Nets (extended version)",
+                    year=2020,
+                ),
+            ],
+            [m(S2, 0, "s2:" + "c" * 40, "doi:10.1000/pub", "arxiv:1901.00002")],
+        ]
+    )
+    assert len(entries) == 1
+    assert {str(i) for i in entries[0].ids} == {
+        "openalex:W10",
+        "arxiv:1901.00002",
+        "openalex:W11",
+        "doi:10.1000/pub",
+        "s2:" + "c" * 40,
+    }
+    assert [s.value for s in entries[0].sources] == ["openalex", "s2"]
+    assert str(entries[0].canonical_id()) == "arxiv:1901.00002"
+
+
+def test_signals_come_from_s2_and_gaps_stay_none() -> None:
+    s2 = Mention(
+        S2,
+        0,
+        (pid("doi:10.1000/a"),),
+        "T",
+        2020,
+        SourceDate(S2, dt.date(2020, 1, 2)),
+        ("ctx one", "ctx two"),
+        ("methodology",),
+        True,
+    )
+    entries = merge([[m(OA, 0, "openalex:W1", "doi:10.1000/a")], [s2]])
+    assert entries[0].contexts == ("ctx one", "ctx two")
+    assert entries[0].intents == ("methodology",) and entries[0].is_influential is True
+    only_oa = merge([[m(OA, 0, "openalex:W1")]])[0]
+    assert only_oa.contexts is None and only_oa.is_influential is None
+
+
+def test_unidentified_mentions_stay_as_entries() -> None:
+    entries = merge(
+        [
+            [
+                m(S2, 0, title="Corpus of linguistic acceptability", year=2018),
+                m(
+                    S2,
+                    1,
+                    title="Opportunities and challenges in working with low-resource languages",
+                    year=2017,
+                ),
+            ]
+        ]
+    )
+    assert len(entries) == 2 and all(not e.ids for e in entries)
+
+
+def test_normalised_titles_and_scores() -> None:
+    assert normalise_title("  Déjà Vu: A  Study–of (Extended Version) ") == "deja vu a study of"
+    assert title_score("a b c d e", "a b c d e f g") >= 97  # a subtitle added
+    assert title_score("neural models for x", "neural x models") < TITLE_THRESHOLD
+
+
+def test_canonical_id_prefers_arxiv_then_lowest_openalex() -> None:
+    assert str(canonical_id([pid("openalex:W20"), pid("openalex:W3"), pid("doi:10.1/x")])) == (
+        "openalex:W3"
+    )
+    assert canonical_id([]) is None
+
+
+def test_is_self_by_id_or_title() -> None:
+    entry = merge(
+        [
+            [
+                m(
+                    S2,
+                    0,
+                    "corpusid:49313245",
+                    title="Improving Language Understanding by Generative Pre-Training",
+                    year=2018,
+                )
+            ]
+        ]
+    )[0]
+    assert is_self(entry, [pid("corpusid:49313245")], None, None)
+    assert is_self(
+        entry,
+        [pid("openalex:W1")],
+        "Improving language understanding by generative pre-training",
+        2018,
+    )
+    assert not is_self(entry, [pid("openalex:W1")], "Something else entirely", 2018)
