@@ -8,13 +8,11 @@ source beside the lower bound, and the calls of a second run (0 expected).
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 from inspire_build import warehouse
 from inspire_build.config import Settings
-from inspire_build.ids import Scheme
-from inspire_build.resolve import resolve_lineage, select_targets
+from inspire_build.resolve import lower_bound, resolve_lineage, select_targets
 from inspire_build.sandbox import server, world
 from inspire_build.sandbox.truth import score
 from inspire_build.sources import make_client
@@ -59,24 +57,7 @@ def main() -> None:
         "dated references (target >= 0.99)"
     )
     print(f"statuses add up for every target: {scores.status_sums_ok}; {scores.statuses}")
-    works = {id(r.work): r.work for result in results for r in result.references if r.work}
-    works.update({id(result.work): result.work for result in results})
-    arxiv_ids = {i.value for w in works.values() for i in w.ids if i.scheme is Scheme.ARXIV}
-    s2_pages = sum(
-        max(
-            1,
-            math.ceil(
-                sum(1 for r in result.references if "s2" in [s.value for s in r.entry.sources])
-                / 1000
-            ),
-        )
-        for result in results
-    )
-    bound = {
-        "openalex": math.ceil(len(works) / 100),
-        "s2": s2_pages + math.ceil(len(works) / 500),
-        "arxiv": math.ceil(len(arxiv_ids) / 100),
-    }
+    bound = lower_bound(results)
     total, total_bound = sum(calls.values()), sum(bound.values())
     for name in ("openalex", "s2", "arxiv"):
         print(

@@ -406,6 +406,26 @@ def _classify(
     return TargetLineage(raw, target, target_date, cutoff, resolved, verdict, why)
 
 
+def lower_bound(results: Sequence[TargetLineage]) -> dict[str, int]:
+    """The fewest HTTP calls per source that could have resolved these targets.
+
+    OpenAlex ⌈unique works / 100⌉; S2 one reference page per 1,000 listed references of each
+    target plus ⌈unique works / 500⌉ batch calls; arXiv ⌈arXiv IDs / 100⌉.
+    """
+    works = {id(r.work): r.work for x in results for r in x.references if r.work}
+    works.update({id(x.work): x.work for x in results})
+    arxiv_ids = {i.value for w in works.values() for i in w.ids if i.scheme is Scheme.ARXIV}
+    pages = 0
+    for result in results:
+        listed = sum(1 for r in result.references if Source.S2 in r.entry.sources)
+        pages += max(1, -(-listed // semanticscholar.REFERENCES_LIMIT))
+    return {
+        "openalex": -(-len(works) // openalex.OR_VALUES_MAX),
+        "s2": pages + -(-len(works) // semanticscholar.BATCH_MAX),
+        "arxiv": -(-len(arxiv_ids) // arxiv.ID_LIST_MAX),
+    }
+
+
 # --- writing ------------------------------------------------------------------------------------
 
 

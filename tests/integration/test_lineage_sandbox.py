@@ -4,7 +4,6 @@ against the world's ground truth; then the warehouse it writes and the CLI that 
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,10 +15,10 @@ import pytest
 
 from inspire_build import warehouse
 from inspire_build.config import Settings
-from inspire_build.ids import Scheme
 from inspire_build.resolve import (
     ALL_SOURCES,
     TargetLineage,
+    lower_bound,
     resolve_lineage,
     select_targets,
     write,
@@ -90,24 +89,7 @@ def test_calls_stay_within_1_1x_of_the_lower_bound_and_a_rerun_makes_none(
     base: str, resolved: Resolved
 ) -> None:
     con, results, calls, chosen = resolved
-    works = {id(r.work): r.work for x in results for r in x.references if r.work}
-    works.update({id(x.work): x.work for x in results})
-    arxiv_ids = {i.value for w in works.values() for i in w.ids if i.scheme is Scheme.ARXIV}
-    pages = sum(
-        max(
-            1,
-            math.ceil(
-                sum(1 for r in x.references if any(s.value == "s2" for s in r.entry.sources)) / 1000
-            ),
-        )
-        for x in results
-    )
-    bound = (
-        math.ceil(len(works) / 100)
-        + pages
-        + math.ceil(len(works) / 500)
-        + math.ceil(len(arxiv_ids) / 100)
-    )
+    bound = sum(lower_bound(results).values())
     print(f"calls {calls}, lower bound {bound}")
     assert sum(calls.values()) <= 1.1 * bound
     rerun = make_client(settings_for(base), con, mode="auto")
