@@ -30,7 +30,8 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
-MARKER = "inspire-sandbox"
+from inspire_build.sandbox.world import MARKER
+
 MODELS = ("sandbox-gpt", "sandbox-small")
 EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z; timestamps are EPOCH + a counter, for replayability
 FAULTS = ("invalid_json", "refusal", "drop_item", "timeout")
