@@ -72,6 +72,14 @@ class Settings(BaseSettings):
     llm_backend: LlmBackend = "rules"
     llm_base_url: str | None = None
     llm_model: str = "gpt-4o-mini"
+    llm_timeout_s: float = Field(default=120.0, gt=0)
+    llm_max_retries: int = Field(default=3, ge=0, le=10)
+    # USD per million tokens (input, output), for the cost estimate in llm_calls.
+    llm_prices: dict[str, tuple[float, float]] = Field(
+        default_factory=lambda: {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00)}
+    )
+    brief_attempts: int = Field(default=3, ge=1, le=10)
+    audit_retrieval_k: int = Field(default=10, ge=1)
 
     # Sources: where requests go, and whether the raw response store may be bypassed.
     source_mode: SourceMode = "auto"

@@ -118,8 +118,12 @@ class Redactor:
     @classmethod
     def for_settings(cls, settings: Settings) -> Redactor:
         """A redactor for every secret the settings hold: the API keys and the contact email."""
-        held = (settings.openalex_api_key, settings.s2_api_key, settings.llm_api_key,
-                settings.contact_email)  # fmt: skip
+        held = (
+            settings.openalex_api_key,
+            settings.s2_api_key,
+            settings.llm_api_key,
+            settings.contact_email,
+        )
         return cls(s.get_secret_value() for s in held if s is not None)
 
     def text(self, value: str) -> str:

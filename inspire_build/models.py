@@ -284,6 +284,43 @@ class SplitVersion(Record):
     created_at: dt.datetime
 
 
+# --- what the LLM steps ask a model for (structured outputs) ---------------------------------
+
+
+class BriefDraft(Record):
+    """The ``brief`` prompt's answer."""
+
+    brief: str = Field(min_length=1)
+
+
+class IdentityGuess(Record):
+    """The ``audit_identity`` prompt's answer: the paper the auditor thinks a brief is from."""
+
+    title: str
+
+
+class MechanismGuess(Record):
+    """The ``audit_mechanism`` prompt's answer."""
+
+    mechanism: str
+    overlap: LeakLevel
+
+
+class AntecedentGrade(Record):
+    """One antecedent's grade, as the ``grade`` prompt returns it."""
+
+    id: str
+    tier: Tier
+    role: Role
+    rationale: str = Field(min_length=1)
+
+
+class GradeSheet(Record):
+    """The ``grade`` prompt's answer: every input antecedent exactly once."""
+
+    grades: tuple[AntecedentGrade, ...]
+
+
 ALL_MODELS: tuple[type[Record], ...] = (
     PaperIds,
     Version,
@@ -296,4 +333,9 @@ ALL_MODELS: tuple[type[Record], ...] = (
     Grade,
     Instance,
     SplitVersion,
+    BriefDraft,
+    IdentityGuess,
+    MechanismGuess,
+    AntecedentGrade,
+    GradeSheet,
 )

@@ -165,6 +165,10 @@ class _Works:
             self.by_id[paper_id] = work
         return work
 
+    def current(self, work: Work) -> Work:
+        """The live Work that ``work`` was merged into (or ``work`` itself)."""
+        return next((self.by_id[i] for i in work.ids if i in self.by_id), work)
+
     def get(self, found: Iterable[PaperId]) -> Work | None:
         return next((self.by_id[i] for i in found if i in self.by_id), None)
 
@@ -313,7 +317,7 @@ def resolve_lineage(
             if any(m.mention.source is Source.S2 and m.mention.ids for m in e.matches)
         }
         # A target whose date was given needs no record of its own (`lineage show --target-date`).
-        described |= {id(target_works[raw]) for raw in target_dates}
+        described |= {id(works.current(target_works[raw])) for raw in target_dates}
         missing = [w for w in works.all() if id(w) not in described]
         s2_lookups = {id(w): _s2_lookup_id(w.ids) for w in missing}
         s2_found = semanticscholar.fetch_papers(client, [v for v in s2_lookups.values() if v])
@@ -340,7 +344,7 @@ def resolve_lineage(
         work.paper_id = str(chosen)
     results = []
     for raw in target_ids:
-        target = target_works[raw]
+        target = works.current(target_works[raw])  # it may have joined another work since
         results.append(_classify(raw, target, merged[raw], works, target_dates.get(raw)))
     return results
 

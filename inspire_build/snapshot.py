@@ -175,8 +175,11 @@ def _match_source(
     url: str, codecs: Mapping[str, SourceCodec], settings: Settings
 ) -> tuple[SourceCodec, str] | None:
     """The codec whose base URL (default or configured) prefixes ``url``, and the rest path."""
-    configured = {"openalex": settings.openalex_url, "s2": settings.s2_url,
-                  "arxiv": settings.arxiv_url}  # fmt: skip
+    configured = {
+        "openalex": settings.openalex_url,
+        "s2": settings.s2_url,
+        "arxiv": settings.arxiv_url,
+    }
     parts = urlsplit(url)
     bare = parts.netloc + parts.path
     for codec in codecs.values():

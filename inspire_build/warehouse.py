@@ -239,16 +239,47 @@ def upsert(
     quoted = [_quote(name) for name in columns]
     updates = [f"{_quote(name)} = excluded.{_quote(name)}" for name in columns if name not in key]
     conflict = "DO UPDATE SET " + ", ".join(updates) if updates else "DO NOTHING"
-    # Identifiers were checked against the catalog above; values are bound parameters.
-    statement = (
-        f"INSERT INTO {_quote(table)} ({', '.join(quoted)}) "  # noqa: S608
-        f"VALUES ({', '.join('?' for _ in columns)}) "
-        f"ON CONFLICT ({', '.join(_quote(name) for name in key)}) {conflict}"
-    )
-    params = [[_bind(row[name], types[name]) for name in columns] for row in unique]
+    target = f"INSERT INTO {_quote(table)} ({', '.join(quoted)}) "  # noqa: S608 (checked names)
+    on_conflict = f" ON CONFLICT ({', '.join(_quote(name) for name in key)}) {conflict}"
     with transaction(con):
-        con.executemany(statement, params)
+        if "BLOB" in types.values():
+            # Bytes cannot travel as JSON: bind them, a few hundred rows per statement.
+            for start in range(0, len(unique), _ROWS_PER_STATEMENT):
+                chunk = unique[start : start + _ROWS_PER_STATEMENT]
+                one = "(" + ", ".join("?" for _ in columns) + ")"
+                values = "VALUES " + ", ".join(one for _ in chunk)
+                params = [_bind(row[name], types[name]) for row in chunk for name in columns]
+                con.execute(target + values + on_conflict, params)
+        else:
+            # One JSON parameter for the whole batch: DuckDB parses it into typed rows, about
+            # 100x faster than executemany. Identifiers are checked; values are data only.
+            shape = json.dumps({name: types[name] for name in columns})
+            fields = ", ".join("r." + _quote(name) for name in columns)
+            select = f"SELECT {fields} FROM (SELECT unnest(from_json(?::JSON, ?)) AS r)"  # noqa: S608
+            payload = json.dumps(
+                [{n: _jsonable(row[n], types[n]) for n in columns} for row in unique],
+                default=_json_default,
+            )
+            con.execute(target + select + on_conflict, [payload, f"[{shape}]"])
     return len(unique)
+
+
+_ROWS_PER_STATEMENT = 200
+
+
+def _jsonable(value: object, column_type: str) -> object:
+    """JSON columns receive the value itself; a JSON string is decoded first, not re-encoded."""
+    if column_type == "JSON" and isinstance(value, str):
+        return json.loads(value)
+    return value
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    return str(value)
 
 
 def replace_where(
@@ -280,6 +311,25 @@ def replace_where(
 _open_transactions: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 
 
+def update_where(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    values: Mapping[str, object],
+    where: Mapping[str, object],
+) -> int:
+    """Set ``values`` on the rows matching ``where``. Returns the rows changed."""
+    if not where or not values:
+        raise WarehouseError("update_where needs values and a non-empty filter")
+    types = _checked_columns(con, table, [*values, *where])
+    assignments = ", ".join(_quote(name) + " = ?" for name in values)
+    condition = " AND ".join(_quote(name) + " = ?" for name in where)
+    query = f"UPDATE {_quote(table)} SET {assignments} WHERE {condition}"  # noqa: S608 (checked)
+    params = [_bind(v, types[k]) for k, v in [*values.items(), *where.items()]]
+    with transaction(con):
+        row = con.execute(query, params).fetchone()
+    return int(row[0]) if row else 0
+
+
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """A transaction that nests: inside a caller's transaction, this block joins it."""
@@ -297,3 +347,31 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         con.execute("COMMIT")
     finally:
         _open_transactions.discard(con)
+
+
+# --- full-text search over the corpus -----------------------------------------------------------
+
+
+def load_fts(con: duckdb.DuckDBPyConnection) -> None:
+    """Load DuckDB's FTS extension from the pinned wheel, so no download is ever needed."""
+    import duckdb_extension_fts
+
+    folder = Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{duckdb.__version__}"
+    con.load_extension(str(folder / "fts.duckdb_extension"))
+
+
+def build_search_index(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)build the bm25 index over ``papers`` title and abstract. It does not update itself."""
+    load_fts(con)
+    con.execute("PRAGMA create_fts_index('papers', 'paper_id', 'title', 'abstract', overwrite=1)")
+
+
+def search(con: duckdb.DuckDBPyConnection, query: str, k: int) -> list[tuple[str, float]]:
+    """The top ``k`` papers for ``query`` by bm25. Call :func:`build_search_index` first."""
+    load_fts(con)
+    rows = con.execute(
+        "SELECT paper_id, score FROM (SELECT paper_id, fts_main_papers.match_bm25(paper_id, ?) "
+        "AS score FROM papers) WHERE score IS NOT NULL ORDER BY score DESC, paper_id LIMIT ?",
+        [query, k],
+    ).fetchall()
+    return [(str(paper_id), float(score)) for paper_id, score in rows]

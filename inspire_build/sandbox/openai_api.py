@@ -237,7 +237,23 @@ def _array(schema: dict[str, Any], rng: random.Random, root: dict[str, Any], dep
             values.append(item)
         if len(values) == count:
             break
+    _one_each(values, _resolve(items, root) if isinstance(items, dict) else {}, root)
     return values
+
+
+def _one_each(values: list[Any], item: dict[str, Any], root: dict[str, Any]) -> None:
+    """A list of objects keyed by an enum as long as the list gets each key once, in order.
+
+    That is how a compliant model answers "grade every one of these exactly once"; faults such
+    as ``drop_item`` then break it on purpose.
+    """
+    for name, sub in (item.get("properties") or {}).items():
+        options = _resolve(sub, root).get("enum") if isinstance(sub, dict) else None
+        if isinstance(options, list) and len(options) == len(values) and values:
+            for value, option in zip(values, options, strict=True):
+                if isinstance(value, dict):
+                    value[name] = option
+            return
 
 
 def _drop_item(value: Any) -> bool:

@@ -83,6 +83,8 @@ def test_accuracy_against_ground_truth(generated: world.World, resolved: Resolve
     assert scores.pair_recall >= 0.97
     assert scores.date_exact >= 0.99
     assert scores.status_sums_ok
+    # every target is stored under its work's ID, even one that joined another work mid-run
+    assert all(r.work.paper_id and r.work.paper_id != "None" for r in results)
 
 
 def test_calls_stay_within_1_1x_of_the_lower_bound_and_a_rerun_makes_none(

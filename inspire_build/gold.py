@@ -1,0 +1,200 @@
+"""The LLM steps for resolved targets: brief, audit (regenerating on a leak), then grade.
+
+Inputs come from the warehouse (the lineage step's ``papers`` and eligible ``references``);
+outputs go to ``briefs``, ``audit_findings``, ``grades`` and the targets' status. Every brief
+ends accepted or rejected with a reason, and a target whose briefs all leak is excluded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+from typing import Any
+
+import duckdb
+import openai
+
+from inspire_build import audit, warehouse
+from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions, write_brief
+from inspire_build.config import Settings
+from inspire_build.grading import grade_antecedents
+from inspire_build.llm import LLM
+from inspire_build.llm_rules import RULES
+from inspire_build.models import AuditFinding, BriefStatus, TargetStatus
+
+
+def make_llm(
+    settings: Settings, con: duckdb.DuckDBPyConnection, client: openai.OpenAI | None = None
+) -> LLM:
+    """The configured backend, with the rules answers wired in."""
+    return LLM(settings, con, rules=RULES, client=client)
+
+
+@dataclasses.dataclass(frozen=True)
+class Inputs:
+    target_id: str
+    title: str
+    abstract: str
+    antecedents: list[dict[str, Any]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    target_id: str
+    status: TargetStatus
+    reason: str
+    attempts: int
+    grades: int
+
+
+def load_inputs(con: duckdb.DuckDBPyConnection, target_id: str) -> Inputs:
+    row = con.execute(
+        "SELECT title, abstract FROM papers WHERE paper_id = ?", [target_id]
+    ).fetchone()
+    title, abstract = row if row else (None, None)
+    references = con.execute(
+        "SELECT r.paper_id, coalesce(p.title, r.title), p.abstract, r.contexts, r.intents, "
+        'r.is_influential FROM "references" r LEFT JOIN papers p USING (paper_id) '
+        "WHERE r.target_id = ? AND r.status = 'eligible' AND r.paper_id IS NOT NULL "
+        "ORDER BY r.ref_key",
+        [target_id],
+    ).fetchall()
+    antecedents: dict[str, dict[str, Any]] = {}
+    for paper_id, ref_title, ref_abstract, contexts, intents, influential in references:
+        antecedents.setdefault(
+            str(paper_id),
+            {
+                "id": str(paper_id),
+                "title": ref_title or "",
+                "abstract": ref_abstract or "",
+                "contexts": list(contexts or []),
+                "intents": list(intents or []),
+                "influential": bool(influential),
+            },
+        )
+    return Inputs(target_id, title or "", abstract or "", list(antecedents.values()))
+
+
+def brief_and_audit(
+    llm: LLM, con: duckdb.DuckDBPyConnection, inputs: Inputs, settings: Settings
+) -> tuple[list[dict[str, object]], list[AuditFinding], bool]:
+    """Draft, audit, and redraft with the findings as feedback, up to ``brief_attempts``."""
+    terms = redactions(inputs.title, inputs.abstract, [a["title"] for a in inputs.antecedents])
+    numbers = audit.result_numbers(inputs.abstract)
+    rows: list[dict[str, object]] = []
+    findings: list[AuditFinding] = []
+    feedback: list[str] = []
+    now = dt.datetime.now(dt.UTC)
+    for attempt in range(1, settings.brief_attempts + 1):
+        texts = [f"{a['title']} {a['abstract']}" for a in inputs.antecedents]
+        text = write_brief(llm, inputs.title, inputs.abstract, terms, feedback, texts).brief
+        brief_id = hashlib.sha256(f"{inputs.target_id}\0{attempt}\0{text}".encode()).hexdigest()[
+            :20
+        ]
+        checks = [
+            audit.lexical(brief_id, text, terms, numbers),
+            audit.identity(llm, brief_id, text, inputs.title),
+            audit.retrieval(con, brief_id, text, inputs.target_id, settings.audit_retrieval_k),
+            audit.mechanism(llm, brief_id, text, inputs.abstract),
+        ]
+        words = len(text.split())
+        failed = [f"{f.check.value}: {f.detail}" for f in checks if not f.passed]
+        if not MIN_WORDS <= words <= MAX_WORDS:
+            failed.append(f"length: {words} words, outside {MIN_WORDS}-{MAX_WORDS}")
+        status = BriefStatus.REJECTED if failed else BriefStatus.ACCEPTED
+        rows.append(
+            {
+                "brief_id": brief_id,
+                "target_id": inputs.target_id,
+                "attempt": attempt,
+                "text": text,
+                "word_count": words,
+                "prompt_name": "brief",
+                "prompt_hash": llm.prompt_hash("brief"),
+                "backend": llm.backend,
+                "model": llm.model,
+                "status": status.value,
+                "reason": "; ".join(failed) if failed else "passed all four leakage checks",
+                "created_at": now,
+            }
+        )
+        findings += checks
+        if not failed:
+            return rows, findings, True
+        feedback = failed
+    return rows, findings, False
+
+
+def run(
+    llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_ids: list[str]
+) -> list[Outcome]:
+    """Brief, audit and grade each target; write every row and the targets' verdicts."""
+    warehouse.build_search_index(con)
+    outcomes = []
+    for target_id in dict.fromkeys(target_ids):
+        inputs = load_inputs(con, target_id)
+        if not inputs.antecedents:
+            outcome = Outcome(target_id, TargetStatus.EXCLUDED, "no eligible antecedent", 0, 0)
+            _verdict(con, outcome)
+            outcomes.append(outcome)
+            continue
+        briefs, findings, accepted = brief_and_audit(llm, con, inputs, settings)
+        warehouse.replace_where(con, "briefs", {"target_id": target_id}, briefs, ["brief_id"])
+        warehouse.upsert(
+            con,
+            "audit_findings",
+            [f.model_dump(mode="json") for f in findings],
+            ["brief_id", "check"],
+        )
+        grades = 0
+        if accepted:
+            graded = grade_antecedents(llm, inputs.abstract, inputs.antecedents)
+            rows = [
+                {
+                    "target_id": target_id,
+                    "paper_id": paper_id,
+                    "tier": int(tier),
+                    "role": role.value,
+                    "rationale": rationale,
+                    "backend": llm.backend,
+                    "model": llm.model,
+                    "prompt_hash": llm.prompt_hash("grade"),
+                }
+                for paper_id, (tier, role, rationale) in sorted(graded.items())
+            ]
+            warehouse.replace_where(
+                con, "grades", {"target_id": target_id}, rows, ["target_id", "paper_id"]
+            )
+            grades = len(rows)
+            outcome = Outcome(
+                target_id,
+                TargetStatus.ACCEPTED,
+                f"brief accepted on attempt {len(briefs)}; {grades} antecedents graded",
+                len(briefs),
+                grades,
+            )
+        else:
+            outcome = Outcome(
+                target_id,
+                TargetStatus.EXCLUDED,
+                f"every brief leaked ({len(briefs)} attempts): {briefs[-1]['reason']}",
+                len(briefs),
+                0,
+            )
+        _verdict(con, outcome)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _verdict(con: duckdb.DuckDBPyConnection, outcome: Outcome) -> None:
+    warehouse.update_where(
+        con,
+        "targets",
+        {
+            "status": outcome.status.value,
+            "reason": outcome.reason,
+            "updated_at": dt.datetime.now(dt.UTC),
+        },
+        {"paper_id": outcome.target_id},
+    )

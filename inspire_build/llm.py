@@ -1,0 +1,290 @@
+"""The only module that imports openai: prompts, structured calls, the call log and its cache.
+
+``LLM.complete(prompt_name, context, output_model)`` renders a versioned prompt from
+``prompts/``, asks the configured backend for an answer that validates against
+``output_model``, and logs the call in ``llm_calls``. The log doubles as a cache: a call whose
+backend, model, prompt hash and input hash are already logged is answered from the log, so an
+identical rerun makes no calls.
+
+Backends:
+
+- ``openai``: any OpenAI-compatible endpoint, through ``chat.completions.parse`` with a strict
+  JSON schema. Every call has a timeout; transient failures are retried by the client; an
+  answer that does not validate gets one repair retry with the error as feedback; a refusal
+  raises :class:`Refusal`.
+- ``rules``: offline and deterministic (``llm_rules.py``), with the same interface.
+
+Paper text reaches a prompt only as data: templates are rendered with HTML autoescaping, so an
+abstract cannot close the ``<data>`` block it sits in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+import jinja2
+import openai
+import pydantic
+
+from inspire_build import warehouse
+from inspire_build.config import PROJECT_ROOT, Settings
+from inspire_build.errors import InspireError
+
+PROMPTS_DIR = PROJECT_ROOT / "prompts"
+RULES_MODEL = "rules-v1"
+_VERSION = re.compile(r"\{#\s*version:\s*(?P<version>[\w.-]+)\s*#\}")
+
+Output = TypeVar("Output", bound=pydantic.BaseModel)
+
+
+class LLMError(InspireError):
+    """An LLM call failed for good."""
+
+
+class Refusal(LLMError):
+    """The model refused to answer."""
+
+
+class InvalidOutput(LLMError):
+    """The answer did not validate, even after the repair retry."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Prompt:
+    """A versioned template. ``hash`` is stored with every output it produced."""
+
+    name: str
+    version: str
+    source: str
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
+
+    def render(self, context: Mapping[str, Any]) -> str:
+        environment = jinja2.Environment(
+            autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True
+        )
+        return environment.from_string(self.source).render(**context).strip()
+
+
+def load_prompts(folder: Path = PROMPTS_DIR) -> dict[str, Prompt]:
+    """Every ``*.md`` template with a version header. Refuses a template without one."""
+    prompts: dict[str, Prompt] = {}
+    for path in sorted(folder.glob("*.md")):
+        if path.name.upper() == "README.MD":
+            continue
+        source = path.read_text(encoding="utf-8")
+        match = _VERSION.search(source.splitlines()[0] if source else "")
+        if not match:
+            raise LLMError(f"prompt {path.name} has no '{{# version: N #}}' header on line 1")
+        prompts[path.stem] = Prompt(path.stem, match.group("version"), source)
+    return prompts
+
+
+# A rules function answers one prompt from its context, offline.
+RulesFunction = Callable[[Mapping[str, Any]], pydantic.BaseModel]
+
+
+@dataclasses.dataclass(frozen=True)
+class CallRecord:
+    backend: str
+    model: str
+    prompt_name: str
+    prompt_hash: str
+    input_hash: str
+    output: str
+    tokens_in: int
+    tokens_out: int
+    latency_ms: float
+    cost_usd: float
+
+    @property
+    def call_key(self) -> str:
+        return call_key(self.backend, self.model, self.prompt_hash, self.input_hash)
+
+
+def call_key(backend: str, model: str, prompt_hash: str, input_hash: str) -> str:
+    return hashlib.sha256("\0".join((backend, model, prompt_hash, input_hash)).encode()).hexdigest()
+
+
+class LLM:
+    """Structured LLM calls through one backend, logged and cached in ``llm_calls``."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        con: duckdb.DuckDBPyConnection,
+        *,
+        rules: Mapping[str, RulesFunction] | None = None,
+        client: openai.OpenAI | None = None,
+    ) -> None:
+        self.settings = settings
+        self.backend = settings.llm_backend
+        self.model = RULES_MODEL if self.backend == "rules" else settings.llm_model
+        self.prompts = load_prompts()
+        self._con = con
+        self._lock = threading.Lock()
+        self._rules = dict(rules or {})
+        self._client = client
+        self.calls_made = 0  # calls that reached the backend (not served from the log)
+
+    def prompt_hash(self, name: str) -> str:
+        return self._prompt(name).hash
+
+    def _prompt(self, name: str) -> Prompt:
+        try:
+            return self.prompts[name]
+        except KeyError:
+            raise LLMError(
+                f"no prompt {name!r}; known: {', '.join(sorted(self.prompts))}"
+            ) from None
+
+    def _openai(self) -> openai.OpenAI:
+        if self._client is None:
+            key = self.settings.llm_api_key
+            self._client = openai.OpenAI(
+                api_key=key.get_secret_value() if key else "not-needed",
+                base_url=self.settings.llm_base_url,
+                timeout=self.settings.llm_timeout_s,
+                max_retries=self.settings.llm_max_retries,
+            )
+        return self._client
+
+    def complete(
+        self,
+        prompt_name: str,
+        context: Mapping[str, Any],
+        output_model: type[Output],
+        *,
+        validate: Callable[[Output], None] | None = None,
+    ) -> Output:
+        """One structured answer. ``validate`` may raise ValueError to ask for one repair."""
+        prompt = self._prompt(prompt_name)
+        text = prompt.render(context)
+        schema = json.dumps(output_model.model_json_schema(), sort_keys=True)
+        # The whole context, not only the rendered text: the rules backend may read data the
+        # template does not show, and a cache hit must mean the same question.
+        data = json.dumps(context, sort_keys=True, default=str)
+        input_hash = hashlib.sha256(f"{text}\0{schema}\0{data}".encode()).hexdigest()
+        key = call_key(self.backend, self.model, prompt.hash, input_hash)
+        cached = self._logged(key)
+        if cached is not None:
+            return output_model.model_validate_json(cached)
+        started = time.perf_counter()
+        if self.backend == "rules":
+            answer, tokens = self._rules_answer(prompt_name, context, output_model), (0, 0)
+        else:
+            answer, tokens = self._openai_answer(text, output_model, validate)
+        if validate is not None and self.backend == "rules":
+            validate(answer)
+        latency = (time.perf_counter() - started) * 1000
+        self.calls_made += 1
+        self._log(
+            CallRecord(
+                self.backend,
+                self.model,
+                prompt_name,
+                prompt.hash,
+                input_hash,
+                answer.model_dump_json(),
+                tokens[0],
+                tokens[1],
+                latency,
+                self._cost(tokens),
+            )
+        )
+        return answer
+
+    def _rules_answer(self, name: str, context: Mapping[str, Any], model: type[Output]) -> Output:
+        function = self._rules.get(name)
+        if function is None:
+            raise LLMError(f"the rules backend has no answer for prompt {name!r}")
+        return model.model_validate(function(context).model_dump())
+
+    def _openai_answer(
+        self, text: str, model: type[Output], validate: Callable[[Output], None] | None
+    ) -> tuple[Output, tuple[int, int]]:
+        messages: list[dict[str, str]] = [{"role": "user", "content": text}]
+        used = [0, 0]
+        for attempt in range(2):  # the first answer, and one repair
+            try:
+                completion = self._openai().chat.completions.parse(
+                    model=self.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    response_format=model,
+                    timeout=self.settings.llm_timeout_s,
+                )
+            except openai.APITimeoutError as error:
+                raise LLMError(f"the LLM call timed out after retries: {error}") from error
+            except openai.APIError as error:
+                if isinstance(
+                    error, openai.LengthFinishReasonError | openai.ContentFilterFinishReasonError
+                ):
+                    raise InvalidOutput(f"the model stopped early: {error}") from error
+                raise LLMError(f"the LLM call failed: {error}") from error
+            except (pydantic.ValidationError, ValueError) as error:
+                problem = str(error).splitlines()[0]
+                raw = ""
+            else:
+                usage = completion.usage
+                if usage is not None:
+                    used[0] += usage.prompt_tokens
+                    used[1] += usage.completion_tokens
+                message = completion.choices[0].message
+                if message.refusal:
+                    raise Refusal(f"the model refused: {message.refusal}")
+                raw = message.content or ""
+                parsed = message.parsed
+                if parsed is None:
+                    problem = "the answer was empty"
+                else:
+                    try:
+                        if validate is not None:
+                            validate(parsed)
+                        return parsed, (used[0], used[1])
+                    except ValueError as error:
+                        problem = str(error)
+            if attempt == 0:
+                messages += [
+                    {"role": "assistant", "content": raw or "(unreadable answer)"},
+                    {
+                        "role": "user",
+                        "content": "Your answer was invalid: "
+                        f"{problem}. Answer again, following the schema and every rule.",
+                    },
+                ]
+        raise InvalidOutput(f"the answer stayed invalid after a repair retry: {problem}")
+
+    def _cost(self, tokens: tuple[int, int]) -> float:
+        prices = self.settings.llm_prices.get(self.model)
+        if prices is None:
+            return 0.0
+        return (tokens[0] * prices[0] + tokens[1] * prices[1]) / 1_000_000
+
+    def _logged(self, key: str) -> str | None:
+        with self._lock:
+            row = self._con.execute(
+                "SELECT output FROM llm_calls WHERE call_key = ?", [key]
+            ).fetchone()
+        return str(row[0]) if row else None
+
+    def _log(self, record: CallRecord) -> None:
+        row = {
+            "call_key": record.call_key,
+            **dataclasses.asdict(record),
+            "output": json.loads(record.output),
+            "created_at": dt.datetime.now(dt.UTC),
+        }
+        with self._lock:
+            warehouse.upsert(self._con, "llm_calls", [row], ["call_key"])

@@ -1,0 +1,348 @@
+"""The ``rules`` LLM backend: offline, deterministic answers to the same prompts.
+
+It does real work, with every threshold stated here:
+
+- ``brief``: the abstract's problem sentences (those without solution or result cues), reduced
+  to the topic words the antecedents also use, framed as problem, context, constraints and
+  goal, with every redaction term removed (see :func:`brief`).
+- ``audit_identity``: a lexical guess at the title: the brief's eight rarest content words.
+- ``audit_mechanism``: the share of the abstract's solution-only words the brief repeats:
+  under 0.2 is "none", under 0.5 "partial", else "full".
+- ``grade``: citation signals. T3 when the reference is influential and either has a
+  methodology intent or at least ``T3_MENTIONS`` mentions; T2 when it has a methodology intent,
+  is influential, or has at least ``T2_MENTIONS`` mentions; T1 otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from inspire_build.llm import RulesFunction
+from inspire_build.models import (
+    AntecedentGrade,
+    BriefDraft,
+    GradeSheet,
+    IdentityGuess,
+    LeakLevel,
+    MechanismGuess,
+    Role,
+    Tier,
+)
+
+T3_MENTIONS = 3
+T2_MENTIONS = 2
+MECHANISM_PARTIAL, MECHANISM_FULL = 0.2, 0.5
+BRIEF_MIN_WORDS = 120
+FIELD_WORDS = 3  # topic words the antecedents share, beyond the problem's own
+SOLUTION_CUES = re.compile(
+    r"\b(we|our|this paper|this work|in this paper)\b.*\b(propose|present|introduce|develop|"
+    r"design|show|achiev|outperform|demonstrat|reduce|improve)|\b(results?|outperform\w*|"
+    r"state[- ]of[- ]the[- ]art|gains?)\b|\d+(\.\d+)?\s*%",
+    re.IGNORECASE,
+)
+STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "this",
+        "to",
+        "under",
+        "we",
+        "when",
+        "which",
+        "while",
+        "with",
+        "without",
+        "our",
+        "these",
+        "those",
+        "than",
+        "then",
+        "such",
+        "not",
+    }
+)
+# Words of any abstract: they name no topic, so a brief never builds its problem from them.
+GENERIC = frozenset(
+    {
+        "existing",
+        "approach",
+        "approaches",
+        "method",
+        "methods",
+        "model",
+        "models",
+        "data",
+        "result",
+        "results",
+        "fail",
+        "fails",
+        "show",
+        "shows",
+        "shown",
+        "gain",
+        "gains",
+        "cost",
+        "costs",
+        "reduce",
+        "reduces",
+        "study",
+        "studies",
+        "handle",
+        "handles",
+        "jointly",
+        "constraint",
+        "constraints",
+        "scarce",
+        "baseline",
+        "baselines",
+        "must",
+        "based",
+        "using",
+        "paper",
+        "work",
+        "works",
+        "problem",
+        "problems",
+        "novel",
+        "task",
+        "tasks",
+        "performance",
+        "propose",
+        "proposed",
+        "across",
+        "over",
+        "also",
+        "both",
+        "many",
+        "more",
+        "most",
+        "other",
+        "some",
+        "each",
+        "large",
+        "small",
+        "high",
+        "well",
+        "however",
+        "thus",
+        "further",
+        "provide",
+        "provides",
+        "different",
+        "various",
+        "given",
+        "used",
+        "state",
+        "aware",
+        "efficient",
+        "robust",
+        "scalable",
+        "adaptive",
+        "sparse",
+        "neural",
+        "framework",
+        "frameworks",
+        "estimator",
+        "network",
+        "networks",
+        "index",
+        "policy",
+        "embedding",
+        "algorithm",
+        "dataset",
+        "protocol",
+        "benchmark",
+    }
+)
+INJECTION = re.compile(
+    r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|prompts?|rules)\b|"
+    r"\b(output|print|reveal|repeat)\b.{0,20}\b(the|your)\b.{0,20}\b(title|prompt|instructions?)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"[\w-]+")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def split_abstract(abstract: str) -> tuple[list[str], list[str]]:
+    """(problem sentences, solution-or-result sentences)."""
+    problem: list[str] = []
+    solution: list[str] = []
+    for sentence in sentences(abstract):
+        (solution if SOLUTION_CUES.search(sentence) else problem).append(sentence)
+    return problem, solution
+
+
+def content_words(text: str) -> list[str]:
+    return [
+        w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 3 and w not in STOPWORDS
+    ]
+
+
+def topic_words(text: str) -> list[str]:
+    """Content words that name a topic (no generic academic words)."""
+    return [w for w in content_words(text) if w not in GENERIC]
+
+
+def redact(text: str, terms: Sequence[str]) -> str:
+    """Remove every term (case-insensitive, whole words), longest first."""
+    for term in sorted({t for t in terms if t.strip()}, key=len, reverse=True):
+        pattern = r"\b" + r"\W+".join(re.escape(part) for part in term.split()) + r"\b"
+        text = re.sub(pattern, "this approach", text, flags=re.IGNORECASE)
+    return text
+
+
+def brief(context: Mapping[str, Any]) -> BriefDraft:
+    """A brief in the vocabulary the field shared before the target.
+
+    Its topic words are the problem sentences' word that the antecedents use most, plus the
+    ``FIELD_WORDS`` other topic words the antecedents use most: the problem is named the way
+    prior work named it, not with the target's own distinctive words, which would let a search
+    find the target itself (after a retrieval leak, the problem's own word is dropped too).
+    Sentences addressed to a model (injected instructions) are dropped.
+    """
+    abstract = str(context.get("abstract") or "")
+    terms = [str(t) for t in context.get("redactions") or []]
+    problem, _ = split_abstract(abstract)
+    problem = [s for s in problem if not INJECTION.search(s)] or sentences(abstract)[:1]
+    own = set(topic_words(" ".join(problem))) - set(content_words(str(context.get("title"))))
+    shared = Counter(
+        w for text in context.get("antecedent_texts") or [] for w in topic_words(str(text))
+    )
+    ranked = [w for w, _ in shared.most_common()]
+    field = [w for w in ranked if w not in own][:FIELD_WORDS]
+    # One word of the problem itself, unless a search already found the target through it.
+    retrieval_leaked = any(str(f).startswith("retrieval") for f in context.get("feedback") or [])
+    mine = [] if retrieval_leaked else [w for w in ranked if w in own][:1]
+    topic = (mine + field) or sorted(own)[:2]
+    first = topic[0] if topic else "this area"
+    rest = ", ".join(topic[1:]) or first
+    text = redact(
+        f"Problem. Work on {first} still lacks a dependable way to handle {rest} together: "
+        f"methods that do well on {first} in isolation degrade when {rest} enter the picture, "
+        "and the trade-offs between them are poorly understood. "
+        f"Context. Prior studies of {first} and of {rest} have produced several lines of "
+        "methods, but open questions remain about how they behave outside the settings they "
+        "were designed for, and about what they cost to run at scale. "
+        "Constraints. A solution has to work with the data and resources usually available in "
+        "this setting, stay efficient as the problem grows, and remain robust when its "
+        "assumptions are only partly met. "
+        f"Goal. A solution must address {first} jointly with {rest}, be evaluated against "
+        "established prior approaches, and make clear which of its components matter and why.",
+        terms,
+    )
+    filler = (
+        " Relevant prior work includes studies of the underlying task, of the methods it builds "
+        "on, and of the benchmarks used to compare them."
+    )
+    while len(text.split()) < BRIEF_MIN_WORDS:
+        text += filler
+    return BriefDraft(brief=text)
+
+
+def audit_identity(context: Mapping[str, Any]) -> IdentityGuess:
+    words = content_words(str(context.get("brief") or ""))
+    counts = Counter(words)
+    rare = sorted(dict.fromkeys(words), key=lambda w: (counts[w], words.index(w)))[:8]
+    return IdentityGuess(title=" ".join(rare))
+
+
+def audit_mechanism(context: Mapping[str, Any]) -> MechanismGuess:
+    brief_text = str(context.get("brief") or "")
+    problem, solution = split_abstract(str(context.get("abstract") or ""))
+    solution_only = set(content_words(" ".join(solution))) - set(content_words(" ".join(problem)))
+    if not solution_only:
+        return MechanismGuess(mechanism="no solution sentences to compare", overlap=LeakLevel.NONE)
+    shared = solution_only & set(content_words(brief_text))
+    share = len(shared) / len(solution_only)
+    level = (
+        LeakLevel.NONE
+        if share < MECHANISM_PARTIAL
+        else LeakLevel.PARTIAL
+        if share < MECHANISM_FULL
+        else LeakLevel.FULL
+    )
+    guess = ", ".join(sorted(shared)) or "nothing specific"
+    return MechanismGuess(
+        mechanism=f"{share:.2f} of the solution-only words: {guess}", overlap=level
+    )
+
+
+def _role(item: Mapping[str, Any], tier: Tier) -> Role:
+    title = str(item.get("title") or "").lower()
+    intents = set(item.get("intents") or [])
+    contexts = " ".join(item.get("contexts") or []).lower()
+    if re.search(r"\b(dataset|benchmark|corpus|challenge)\b", title):
+        return Role.DATASET_OR_BENCHMARK
+    if "result" in intents:
+        return Role.BASELINE
+    if "methodology" in intents:
+        return Role.METHOD_FOUNDATION if tier is Tier.T3 else Role.COMPONENT
+    if re.search(r"\b(problem|task|challenge)\b", contexts):
+        return Role.PROBLEM
+    return Role.BACKGROUND
+
+
+def grade(context: Mapping[str, Any]) -> GradeSheet:
+    grades = []
+    for item in context.get("antecedents") or []:
+        mentions = len(item.get("contexts") or [])
+        methodology = "methodology" in (item.get("intents") or [])
+        influential = bool(item.get("influential"))
+        if influential and (methodology or mentions >= T3_MENTIONS):
+            tier = Tier.T3
+        elif methodology or influential or mentions >= T2_MENTIONS:
+            tier = Tier.T2
+        else:
+            tier = Tier.T1
+        signals = [f"{mentions} citation context(s)"]
+        if item.get("intents"):
+            signals.append("intents " + "/".join(item["intents"]))
+        if influential:
+            signals.append("marked influential")
+        grades.append(
+            AntecedentGrade(
+                id=str(item["id"]),
+                tier=tier,
+                role=_role(item, tier),
+                rationale=f"Graded from {', '.join(signals)}.",
+            )
+        )
+    return GradeSheet(grades=tuple(grades))
+
+
+RULES: dict[str, RulesFunction] = {
+    "brief": brief,
+    "audit_identity": audit_identity,
+    "audit_mechanism": audit_mechanism,
+    "grade": grade,
+}
