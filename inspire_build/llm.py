@@ -233,7 +233,12 @@ class LLM:
                 ):
                     raise InvalidOutput(f"the model stopped early: {error}") from error
                 raise LLMError(f"the LLM call failed: {error}") from error
-            except (pydantic.ValidationError, ValueError) as error:
+            except pydantic.ValidationError as error:
+                problem = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+                )
+                raw = ""
+            except ValueError as error:  # not JSON at all
                 problem = str(error).splitlines()[0]
                 raw = ""
             else:

@@ -240,7 +240,10 @@ class _LimitsAndFaults:
         sandbox, config = self.sandbox, self.sandbox.config
         family = _family(scope["path"])
         if family is None:
-            await self.app(scope, receive, _marked(send))
+            if scope["path"].startswith("/v1/"):  # counted; its faults are its own (openai_api)
+                await self.app(scope, receive, _counted(send, sandbox, "openai"))
+            else:
+                await self.app(scope, receive, _marked(send))
             return
         if not sandbox.limits[family].allow():
             status, body = _RATE_ANSWERS[family]
@@ -291,6 +294,15 @@ class _LimitsAndFaults:
 
 
 _HEADER = (b"x-inspire-sandbox", b"1")
+
+
+def _counted(send: Send, sandbox: Sandbox, family: str) -> Send:
+    async def counted(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            sandbox.count(family, message["status"])
+        await _marked(send)(message)
+
+    return counted
 
 
 def _marked(send: Send) -> Send:
