@@ -57,6 +57,10 @@ lineage_app = typer.Typer(
     no_args_is_help=True,
 )
 stats_app = typer.Typer(help="Statistics read from the warehouse.", no_args_is_help=True)
+gold_app = typer.Typer(
+    help="Briefs, leakage audits and grades for resolved targets.", no_args_is_help=True
+)
+app.add_typer(gold_app, name="gold")
 app.add_typer(targets_app, name="targets")
 app.add_typer(lineage_app, name="lineage")
 app.add_typer(stats_app, name="stats")
@@ -453,6 +457,66 @@ def stats_lineage(
         seen = sum(int(r["references_seen"]) for r in rows)
         eligible = sum(int(r["eligible"]) for r in rows)
         out.print(f"{len(rows)} target(s): {eligible:,} eligible of {seen:,} references seen")
+
+
+@gold_app.command("make")
+def gold_make(
+    ctx: typer.Context,
+    paper_ids: Annotated[list[str], typer.Argument(help="Resolved targets, by any known ID.")],
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Brief each target, audit it four ways (redrafting on a leak), grade its antecedents."""
+    from inspire_build import gold
+
+    root: _Context = ctx.obj
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        known = resolve.crosswalk(con)
+        targets = []
+        for raw in paper_ids:
+            parsed = parse_any_id(raw)
+            if parsed not in known:
+                raise InputError(
+                    f"{raw} has no resolved lineage; run `inspire lineage resolve` first"
+                )
+            targets.append(known[parsed])
+        llm = gold.make_llm(root.settings, con)
+        outcomes = gold.run(llm, con, root.settings, targets)
+    for outcome in outcomes:
+        out.print(f"{outcome.target_id}: {outcome.status.value}: {outcome.reason}")
+    out.print(
+        f"{llm.calls_made} LLM call(s) made ({llm.backend}, {llm.model}); the rest from the log"
+    )
+
+
+@stats_app.command("llm")
+def stats_llm(
+    ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
+) -> None:
+    """LLM calls, tokens and estimated cost per step (prompt) and model."""
+    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+    try:
+        cursor = con.execute(
+            "SELECT prompt_name AS step, backend, model, count(*) AS calls, "
+            "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, "
+            "round(sum(cost_usd), 6) AS cost_usd, round(avg(latency_ms), 1) AS mean_latency_ms "
+            "FROM llm_calls GROUP BY ALL ORDER BY step, backend, model"
+        )
+        names = [d[0] for d in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    finally:
+        con.close()
+    if as_json:
+        for row in rows:
+            print(json.dumps(row))
+        return
+    table = Table(title="LLM calls (each is logged once; reruns are served from the log)")
+    for name in names:
+        table.add_column(name, justify="left" if name in ("step", "backend", "model") else "right")
+    for row in rows:
+        table.add_row(*[str(v) for v in row.values()])
+    out.print(table)
+    total = sum(float(r["cost_usd"] or 0) for r in rows)
+    out.print(f"{sum(int(r['calls']) for r in rows):,} call(s), estimated ${total:.4f}")
 
 
 def _parse_date(text: str) -> dt.date:

@@ -183,6 +183,14 @@ def test_cli_select_resolve_and_stats(base: str, tmp_path: Path) -> None:
             "self",
         )
         assert sum(line[s] for s in statuses) == line["references_seen"]
+    made = inspire("gold", "make", *chosen)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.count(": accepted: ") + made.stdout.count(": excluded: ") == 3
+    llm_stats = [json.loads(x) for x in inspire("stats", "llm", "--json").stdout.splitlines()]
+    assert {r["step"] for r in llm_stats} >= {"brief", "audit_identity", "audit_mechanism"}
+    assert all(r["backend"] == "rules" and r["calls"] > 0 for r in llm_stats)
+    remade = inspire("gold", "make", *chosen)
+    assert "0 LLM call(s) made" in remade.stdout
     shown = inspire("lineage", "show", chosen[0], "--json")
     assert shown.returncode == 0, shown.stderr
     records = [json.loads(x) for x in shown.stdout.splitlines() if x.startswith("{")]
