@@ -463,6 +463,10 @@ def stats_lineage(
 def gold_make(
     ctx: typer.Context,
     paper_ids: Annotated[list[str], typer.Argument(help="Resolved targets, by any known ID.")],
+    llm_batch: Annotated[
+        bool,
+        typer.Option("--llm-batch", help="Send the LLM requests as OpenAI Batch API jobs."),
+    ] = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Brief each target, audit it four ways (redrafting on a leak), grade its antecedents."""
@@ -480,7 +484,10 @@ def gold_make(
                 )
             targets.append(known[parsed])
         llm = gold.make_llm(root.settings, con)
-        outcomes = gold.run(llm, con, root.settings, targets)
+        if llm_batch:
+            outcomes = gold.run_batched(llm, con, root.settings, targets, say=out.print)
+        else:
+            outcomes = gold.run(llm, con, root.settings, targets)
     for outcome in outcomes:
         out.print(f"{outcome.target_id}: {outcome.status.value}: {outcome.reason}")
     out.print(

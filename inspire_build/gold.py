@@ -10,16 +10,18 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
 import openai
 
 from inspire_build import audit, warehouse
+from inspire_build.batch import run_in_batches
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions, write_brief
 from inspire_build.config import Settings
 from inspire_build.grading import grade_antecedents
-from inspire_build.llm import LLM
+from inspire_build.llm import LLM, Deferred
 from inspire_build.llm_rules import RULES
 from inspire_build.models import AuditFinding, BriefStatus, TargetStatus
 
@@ -133,58 +135,79 @@ def run(
     warehouse.build_search_index(con)
     outcomes = []
     for target_id in dict.fromkeys(target_ids):
-        inputs = load_inputs(con, target_id)
-        if not inputs.antecedents:
-            outcome = Outcome(target_id, TargetStatus.EXCLUDED, "no eligible antecedent", 0, 0)
-            _verdict(con, outcome)
-            outcomes.append(outcome)
-            continue
-        briefs, findings, accepted = brief_and_audit(llm, con, inputs, settings)
-        warehouse.replace_where(con, "briefs", {"target_id": target_id}, briefs, ["brief_id"])
-        warehouse.upsert(
-            con,
-            "audit_findings",
-            [f.model_dump(mode="json") for f in findings],
-            ["brief_id", "check"],
-        )
-        grades = 0
-        if accepted:
-            graded = grade_antecedents(llm, inputs.abstract, inputs.antecedents)
-            rows = [
-                {
-                    "target_id": target_id,
-                    "paper_id": paper_id,
-                    "tier": int(tier),
-                    "role": role.value,
-                    "rationale": rationale,
-                    "backend": llm.backend,
-                    "model": llm.model,
-                    "prompt_hash": llm.prompt_hash("grade"),
-                }
-                for paper_id, (tier, role, rationale) in sorted(graded.items())
-            ]
-            warehouse.replace_where(
-                con, "grades", {"target_id": target_id}, rows, ["target_id", "paper_id"]
-            )
-            grades = len(rows)
-            outcome = Outcome(
-                target_id,
-                TargetStatus.ACCEPTED,
-                f"brief accepted on attempt {len(briefs)}; {grades} antecedents graded",
-                len(briefs),
-                grades,
-            )
-        else:
-            outcome = Outcome(
-                target_id,
-                TargetStatus.EXCLUDED,
-                f"every brief leaked ({len(briefs)} attempts): {briefs[-1]['reason']}",
-                len(briefs),
-                0,
-            )
+        try:
+            outcome = _one(llm, con, settings, target_id)
+        except Deferred:
+            continue  # batch mode: this target waits for the next batch round
         _verdict(con, outcome)
         outcomes.append(outcome)
     return outcomes
+
+
+def run_batched(
+    llm: LLM,
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    target_ids: list[str],
+    *,
+    poll_s: float = 30.0,
+    say: Callable[[str], None] = lambda _: None,
+) -> list[Outcome]:
+    """:func:`run` through the OpenAI Batch API: every LLM request goes out in batch jobs."""
+    return run_in_batches(
+        llm, con, lambda: run(llm, con, settings, target_ids), poll_s=poll_s, say=say
+    )
+
+
+def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> Outcome:
+    """Brief, audit and grade one target, writing its rows; the verdict is the caller's."""
+    inputs = load_inputs(con, target_id)
+    if not inputs.antecedents:
+        return Outcome(target_id, TargetStatus.EXCLUDED, "no eligible antecedent", 0, 0)
+    briefs, findings, accepted = brief_and_audit(llm, con, inputs, settings)
+    warehouse.replace_where(con, "briefs", {"target_id": target_id}, briefs, ["brief_id"])
+    warehouse.upsert(
+        con,
+        "audit_findings",
+        [f.model_dump(mode="json") for f in findings],
+        ["brief_id", "check"],
+    )
+    grades = 0
+    if accepted:
+        graded = grade_antecedents(llm, inputs.abstract, inputs.antecedents)
+        rows = [
+            {
+                "target_id": target_id,
+                "paper_id": paper_id,
+                "tier": int(tier),
+                "role": role.value,
+                "rationale": rationale,
+                "backend": llm.backend,
+                "model": llm.model,
+                "prompt_hash": llm.prompt_hash("grade"),
+            }
+            for paper_id, (tier, role, rationale) in sorted(graded.items())
+        ]
+        warehouse.replace_where(
+            con, "grades", {"target_id": target_id}, rows, ["target_id", "paper_id"]
+        )
+        grades = len(rows)
+        outcome = Outcome(
+            target_id,
+            TargetStatus.ACCEPTED,
+            f"brief accepted on attempt {len(briefs)}; {grades} antecedents graded",
+            len(briefs),
+            grades,
+        )
+    else:
+        outcome = Outcome(
+            target_id,
+            TargetStatus.EXCLUDED,
+            f"every brief leaked ({len(briefs)} attempts): {briefs[-1]['reason']}",
+            len(briefs),
+            0,
+        )
+    return outcome
 
 
 def _verdict(con: duckdb.DuckDBPyConnection, outcome: Outcome) -> None:

@@ -241,7 +241,8 @@ class _LimitsAndFaults:
         family = _family(scope["path"])
         if family is None:
             if scope["path"].startswith("/v1/"):  # counted; its faults are its own (openai_api)
-                await self.app(scope, receive, _counted(send, sandbox, "openai"))
+                endpoint = scope["path"].split("/")[2]  # chat, models, files, batches
+                await self.app(scope, receive, _counted(send, sandbox, f"openai {endpoint}"))
             else:
                 await self.app(scope, receive, _marked(send))
             return

@@ -67,7 +67,7 @@ def sandbox_llm(
 
 
 def chat_requests(base: str) -> int:
-    return int(httpx.get(base + "/_sandbox/stats").json()["counts"].get("openai 200", 0))
+    return int(httpx.get(base + "/_sandbox/stats").json()["counts"].get("openai chat 200", 0))
 
 
 def test_a_structured_answer_is_logged_and_then_served_from_the_log() -> None:

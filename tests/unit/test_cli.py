@@ -75,7 +75,7 @@ def test_warehouse_init_twice_then_status(tmp_path: Path) -> None:
     first = inspire("warehouse", "init", "--warehouse", str(path))
     assert first.returncode == 0, first.stderr
     names = ", ".join(m.name for m in warehouse.load_migrations())
-    assert f"applied 3 migration(s): {names}" in first.stdout
+    assert f"applied {len(warehouse.load_migrations())} migration(s): {names}" in first.stdout
     second = inspire("--warehouse", str(path), "warehouse", "init")
     assert second.returncode == 0, second.stderr
     assert "up to date, nothing to apply" in second.stdout
@@ -83,7 +83,8 @@ def test_warehouse_init_twice_then_status(tmp_path: Path) -> None:
     assert status.returncode == 0, status.stderr
     for name in ("raw_http", "references", "eval_scores", "latest_split_versions"):
         assert name in status.stdout
-    assert "_migrations" in status.stdout and "│    3 │" in status.stdout
+    count = len(warehouse.load_migrations())
+    assert "_migrations" in status.stdout and f"│    {count} │" in status.stdout
 
 
 def test_warehouse_path_comes_from_the_environment(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ EXPECTED_TABLES = {
     "eval_runs",
     "eval_scores",
     "gold_completeness",
+    "llm_batches",
 }
 
 
