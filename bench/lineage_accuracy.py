@@ -11,7 +11,6 @@ import argparse
 import time
 
 from inspire_build import warehouse
-from inspire_build.config import Settings
 from inspire_build.resolve import lower_bound, resolve_lineage, select_targets
 from inspire_build.sandbox import server, world
 from inspire_build.sandbox.truth import score
@@ -26,14 +25,7 @@ def main() -> None:
     args = parser.parse_args()
     generated = world.generate(world.WorldConfig(seed=args.seed, papers=args.papers))
     with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
-        settings = Settings(
-            openalex_url=base,
-            s2_url=base + "/graph/v1",
-            arxiv_url=base + "/api/query",
-            openalex_rps=100,
-            s2_rps=1000,
-            arxiv_interval_s=0.003,
-        )
+        settings = server.settings_for(base)
         con = warehouse.connect(":memory:")
         warehouse.migrate(con)
         client = make_client(settings, con, mode="live")

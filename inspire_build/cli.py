@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import duckdb
 import pydantic
@@ -436,23 +436,11 @@ def stats_lineage(
     ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
 ) -> None:
     """Gold completeness per target: references seen, kept, and lost under each status."""
-    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
-    try:
-        cursor = con.execute("SELECT * EXCLUDE (updated_at) FROM gold_completeness ORDER BY 1")
-        names = [d[0] for d in cursor.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-    finally:
-        con.close()
-    if as_json:
-        for row in rows:
-            print(json.dumps(row))
+    rows = _query_rows(
+        ctx, warehouse_path, "SELECT * EXCLUDE (updated_at) FROM gold_completeness ORDER BY 1"
+    )
+    if _print_rows(rows, as_json, "gold completeness", ("target_id", "sources")):
         return
-    table = Table(title="gold completeness")
-    for name in names:
-        table.add_column(name, justify="left" if name in ("target_id", "sources") else "right")
-    for row in rows:
-        table.add_row(*[",".join(v) if isinstance(v, list) else str(v) for v in row.values()])
-    out.print(table)
     if rows:
         seen = sum(int(r["references_seen"]) for r in rows)
         eligible = sum(int(r["eligible"]) for r in rows)
@@ -500,30 +488,49 @@ def stats_llm(
     ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
 ) -> None:
     """LLM calls, tokens and estimated cost per step (prompt) and model."""
-    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
-    try:
-        cursor = con.execute(
-            "SELECT prompt_name AS step, backend, model, count(*) AS calls, "
-            "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, "
-            "round(sum(cost_usd), 6) AS cost_usd, round(avg(latency_ms), 1) AS mean_latency_ms "
-            "FROM llm_calls GROUP BY ALL ORDER BY step, backend, model"
-        )
-        names = [d[0] for d in cursor.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-    finally:
-        con.close()
-    if as_json:
-        for row in rows:
-            print(json.dumps(row))
+    rows = _query_rows(
+        ctx,
+        warehouse_path,
+        "SELECT prompt_name AS step, backend, model, count(*) AS calls, "
+        "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, "
+        "round(sum(cost_usd), 6) AS cost_usd, round(avg(latency_ms), 1) AS mean_latency_ms "
+        "FROM llm_calls GROUP BY ALL ORDER BY step, backend, model",
+    )
+    title = "LLM calls (each is logged once; reruns are served from the log)"
+    if _print_rows(rows, as_json, title, ("step", "backend", "model")):
         return
-    table = Table(title="LLM calls (each is logged once; reruns are served from the log)")
-    for name in names:
-        table.add_column(name, justify="left" if name in ("step", "backend", "model") else "right")
-    for row in rows:
-        table.add_row(*[str(v) for v in row.values()])
-    out.print(table)
     total = sum(float(r["cost_usd"] or 0) for r in rows)
     out.print(f"{sum(int(r['calls']) for r in rows):,} call(s), estimated ${total:.4f}")
+
+
+def _query_rows(ctx: typer.Context, given: Path | None, query: str) -> list[dict[str, Any]]:
+    """Rows of a fixed read-only query, as dicts."""
+    con = warehouse.connect(_warehouse_path(ctx, given), read_only=True)
+    try:
+        cursor = con.execute(query)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    finally:
+        con.close()
+
+
+def _print_rows(
+    rows: list[dict[str, Any]], as_json: bool, title: str, left: tuple[str, ...]
+) -> bool:
+    """Print rows as JSON lines or a table. True when JSON was printed (nothing more to add)."""
+    if as_json:
+        for row in rows:
+            print(json.dumps(row, default=str))
+        return True
+    table = Table(title=title)
+    for name in rows[0] if rows else ():
+        table.add_column(name, justify="left" if name in left else "right")
+    for row in rows:
+        table.add_row(
+            *[",".join(map(str, v)) if isinstance(v, list) else str(v) for v in row.values()]
+        )
+    out.print(table)
+    return False
 
 
 def _parse_date(text: str) -> dt.date:

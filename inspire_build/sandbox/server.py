@@ -35,6 +35,7 @@ from fastapi.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from inspire_build import ids
+from inspire_build.config import Settings
 from inspire_build.errors import InvalidIdError
 from inspire_build.sandbox import payloads
 from inspire_build.sandbox.openai_api import OpenAIConfig, router
@@ -702,6 +703,21 @@ def serve(world_dir: Path, config: SandboxConfig, port: int) -> None:
         log_level="warning",
         access_log=False,
     )
+
+
+def settings_for(base_url: str, **overrides: object) -> Settings:
+    """Settings that point every source at a sandbox and keep out of its (scaled) limits."""
+    values: dict[str, object] = {
+        "openalex_url": base_url,
+        "s2_url": base_url + "/graph/v1",
+        "arxiv_url": base_url + "/api/query",
+        "llm_base_url": base_url + "/v1",
+        "openalex_rps": 100,
+        "s2_rps": 1000,
+        "arxiv_interval_s": 0.001,
+    }
+    values.update(overrides)
+    return Settings.model_validate(values)
 
 
 def env_lines(base_url: str, time_scale: float = 1.0) -> list[str]:

@@ -33,14 +33,7 @@ class Built(NamedTuple):
 def built() -> Iterator[Built]:
     generated = world.generate(world.WorldConfig(seed=5, papers=2000))
     with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
-        settings = Settings(
-            openalex_url=base,
-            s2_url=base + "/graph/v1",
-            arxiv_url=base + "/api/query",
-            openalex_rps=100,
-            s2_rps=1000,
-            arxiv_interval_s=0.001,
-        )
+        settings = server.settings_for(base)
         con = warehouse.connect(":memory:")
         warehouse.migrate(con)
         client = make_client(settings, con, mode="live")

@@ -42,14 +42,7 @@ def base(generated: world.World) -> Iterator[str]:
 
 
 def settings_for(base: str) -> Settings:
-    return Settings(
-        openalex_url=base,
-        s2_url=base + "/graph/v1",
-        arxiv_url=base + "/api/query",
-        openalex_rps=100,
-        s2_rps=1000,
-        arxiv_interval_s=0.001,
-    )
+    return server.settings_for(base)
 
 
 class Resolved(NamedTuple):

@@ -26,15 +26,9 @@ def sandbox() -> Iterator[tuple[str, Settings, duckdb.DuckDBPyConnection, list[s
     generated = world.generate(world.WorldConfig(seed=8, papers=400))
     config = server.SandboxConfig(time_scale=1000, openai=OpenAIConfig(batch_delay_s=0.2))
     with server.running(generated, config) as base:
-        settings = Settings(
-            openalex_url=base,
-            s2_url=base + "/graph/v1",
-            arxiv_url=base + "/api/query",
-            openalex_rps=100,
-            s2_rps=1000,
-            arxiv_interval_s=0.001,
+        settings = server.settings_for(
+            base,
             llm_backend="openai",
-            llm_base_url=base + "/v1",
             llm_model="sandbox-gpt",
             llm_api_key="sk-test",
             llm_max_retries=0,
