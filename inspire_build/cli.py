@@ -503,6 +503,51 @@ def stats_llm(
     out.print(f"{sum(int(r['calls']) for r in rows):,} call(s), estimated ${total:.4f}")
 
 
+@app.command("build")
+def build(
+    split: Annotated[str, typer.Option(help="The split to build (train, eval).")] = "eval",
+    limit: Annotated[int | None, typer.Option(help="Most targets.", min=1)] = None,
+    label: Annotated[str | None, typer.Option(help="A label for the version.")] = None,
+) -> None:
+    """Run the build-split flow in this process and print the version it wrote."""
+    from flows.build_split import build_split
+
+    version = build_split(split=split, limit=limit, label=label)
+    out.print(f"{version['version_id']}: {json.dumps(version['counts'])}")
+
+
+@app.command("audit")
+def audit_command(
+    splits_to_audit: Annotated[
+        list[str] | None, typer.Argument(help="Splits to audit (default: train and eval).")
+    ] = None,
+) -> None:
+    """Re-run the leakage audit on each split's latest version; exit 1 if an instance fails."""
+    from flows.audit import main as audit_main
+
+    code = audit_main(splits_to_audit or [])
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command("export")
+def export_command(
+    ctx: typer.Context,
+    split: Annotated[str, typer.Option(help="The split to export.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write into.")],
+    version: Annotated[str | None, typer.Option(help="A version ID (default: latest).")] = None,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Write public instances, private qrels/antecedents/targets and the dataset card."""
+    from inspire_build import splits
+
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        hashes = splits.export(con, split, version, out_dir)
+    for name, digest in hashes.items():
+        print(f"{digest}  {name}")
+    out.print((out_dir / "dataset_card.md").read_text(encoding="utf-8"))
+
+
 def _query_rows(ctx: typer.Context, given: Path | None, query: str) -> list[dict[str, Any]]:
     """Rows of a fixed read-only query, as dicts."""
     con = warehouse.connect(_warehouse_path(ctx, given), read_only=True)

@@ -221,3 +221,60 @@ def _verdict(con: duckdb.DuckDBPyConnection, outcome: Outcome) -> None:
         },
         {"paper_id": outcome.target_id},
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditReport:
+    version: str
+    instances: int
+    failures: dict[str, int]  # check -> failed instances
+    partial_mechanism: int
+    failed: list[tuple[str, str]]  # (instance_id, what failed)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def lines(self) -> list[str]:
+        shown = [f"leakage audit of {self.version}: {self.instances} instance(s)"]
+        for check in ("lexical", "identity", "retrieval", "mechanism"):
+            count = self.failures.get(check, 0)
+            rate = count / self.instances if self.instances else 0.0
+            shown.append(f"  {check:<10} failed {count:>4}  ({rate:.1%})")
+        shown.append(f"  partial mechanism leakage: {self.partial_mechanism} (recorded, passes)")
+        shown += [f"  FAILED {iid}: {what}" for iid, what in self.failed]
+        shown.append(
+            "audit passed" if self.ok else f"audit FAILED for {len(self.failed)} instance(s)"
+        )
+        return shown
+
+
+def audit_version(
+    llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, version: str
+) -> AuditReport:
+    """Run the four checks again on every instance of a version (cached calls cost nothing)."""
+    warehouse.build_search_index(con)
+    rows = con.execute(
+        "SELECT instance_id, target_id, brief FROM instances WHERE version_id = ? "
+        "ORDER BY instance_id",
+        [version],
+    ).fetchall()
+    failures: dict[str, int] = {}
+    failed: list[tuple[str, str]] = []
+    partial = 0
+    for iid, target_id, brief in rows:
+        inputs = load_inputs(con, target_id)
+        terms = redactions(inputs.title, inputs.abstract, [a["title"] for a in inputs.antecedents])
+        checks = [
+            audit.lexical(iid, brief, terms, audit.result_numbers(inputs.abstract)),
+            audit.identity(llm, iid, brief, inputs.title),
+            audit.retrieval(con, iid, brief, target_id, settings.audit_retrieval_k),
+            audit.mechanism(llm, iid, brief, inputs.abstract),
+        ]
+        partial += any(c.level.value == "partial" for c in checks if c.check.value == "mechanism")
+        bad = [c for c in checks if not c.passed]
+        for finding in bad:
+            failures[finding.check.value] = failures.get(finding.check.value, 0) + 1
+        if bad:
+            failed.append((iid, "; ".join(f"{c.check.value}: {c.detail}" for c in bad)))
+    return AuditReport(version, len(rows), failures, partial, failed)

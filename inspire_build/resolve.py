@@ -502,6 +502,14 @@ def write(
                 ],
                 ["target_id"],
             )
+            if result.requested != target_id:  # the selection's row now lives under the work's ID
+                warehouse.replace_where(
+                    con,
+                    "targets",
+                    {"split": split, "paper_id": result.requested},
+                    [],
+                    ["split", "paper_id"],
+                )
             title = next((p.title for p in result.work.records if p.title), None)
             warehouse.upsert(
                 con,

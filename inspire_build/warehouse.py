@@ -14,8 +14,9 @@ import datetime as dt
 import hashlib
 import json
 import re
+import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -122,9 +123,28 @@ def migrate(
 
 
 @contextmanager
-def open_warehouse(path: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection with every migration applied, closed on exit."""
-    con = connect(path)
+def open_warehouse(
+    path: Path | str,
+    *,
+    wait_s: float = 0.0,
+    say: Callable[[str], None] | None = None,
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection with every migration applied, closed on exit.
+
+    With ``wait_s``, a warehouse locked by another process (another build) is retried every few
+    seconds for up to that long, saying so, so that concurrent builds run one after another.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            con = connect(path)
+            break
+        except WarehouseLockedError:
+            if time.monotonic() >= deadline:
+                raise
+            if say is not None:
+                say(f"the warehouse {path} is in use by another process; waiting for it")
+            time.sleep(min(5.0, max(0.1, deadline - time.monotonic())))
     try:
         migrate(con)
         yield con

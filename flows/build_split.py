@@ -1,0 +1,108 @@
+"""The ``build-split`` flow: select targets, resolve lineage, brief/audit/grade, write a version.
+
+Wiring only: each task is a thin wrapper over an ``inspire_build`` function, run per chunk of
+targets. Only this flow-run process opens the warehouse; a second build waits for the first.
+A rerun with the same config is answered from the raw response store and the LLM call log, so
+it makes no HTTP or LLM call, and rewrites the same version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from inspire_build import gold, resolve, splits, warehouse
+from inspire_build.config import Settings, get_settings
+from inspire_build.sources import make_client
+
+# Tasks take live connections, which Prefect must not try to hash for its cache.
+NO_STORE: dict[str, Any] = {"cache_policy": NO_CACHE, "persist_result": False}
+
+
+def settings_with(
+    split: str,
+    limit: int | None,
+    llm_backend: str | None,
+    source_mode: str | None,
+    concurrency: int | None,
+) -> Settings:
+    base = get_settings()
+    update: dict[str, Any] = {}
+    if llm_backend:
+        update["llm_backend"] = llm_backend
+    if source_mode:
+        update["source_mode"] = source_mode
+    if concurrency:
+        update["concurrency"] = concurrency
+    if limit:
+        splits_update = dict(base.splits)
+        splits_update[split] = base.split(split).model_copy(update={"limit": limit})
+        update["splits"] = splits_update
+    return Settings.model_validate({**base.model_dump(), **update}) if update else base
+
+
+@task(name="select-targets", **NO_STORE)
+def select_targets(client: Any, con: Any, settings: Settings, split: str) -> list[str]:
+    return resolve.select_targets(client, con, settings, split).selected
+
+
+@task(name="resolve-lineage", **NO_STORE)
+def resolve_chunk(client: Any, con: Any, split: str, chunk: list[str]) -> list[str]:
+    results = resolve.resolve_lineage(chunk, client, existing=resolve.crosswalk(con))
+    resolve.write(con, results, split, resolve.ALL_SOURCES)
+    return [r.work.paper_id for r in results if r.status.value == "candidate"]
+
+
+@task(name="brief-audit-grade", **NO_STORE)
+def gold_chunk(llm: Any, con: Any, settings: Settings, chunk: list[str]) -> int:
+    return sum(o.status.value == "accepted" for o in gold.run(llm, con, settings, chunk))
+
+
+@task(name="write-version", **NO_STORE)
+def write_version(con: Any, settings: Settings, split: str, label: str | None) -> dict[str, Any]:
+    return splits.write_version(con, settings, split, label)
+
+
+@flow(name="build-split", log_prints=True)
+def build_split(
+    split: str = "eval",
+    limit: int | None = None,
+    label: str | None = None,
+    llm_backend: str | None = None,
+    source_mode: str | None = None,
+    concurrency: int | None = None,
+    chunk_size: int = 50,
+) -> dict[str, Any]:
+    """Build one split version end to end and return its row."""
+    logger = get_run_logger()
+    settings = settings_with(split, limit, llm_backend, source_mode, concurrency)
+    with warehouse.open_warehouse(settings.warehouse, wait_s=3600, say=logger.info) as con:
+        client = make_client(settings, con)
+        targets = select_targets(client, con, settings, split)
+        logger.info(f"{split}: {len(targets)} target(s) selected")
+        resolved: list[str] = []
+        for start in range(0, len(targets), chunk_size):
+            resolved += resolve_chunk(client, con, split, targets[start : start + chunk_size])
+            logger.info(f"lineage: {min(start + chunk_size, len(targets))}/{len(targets)}")
+        llm = gold.make_llm(settings, con)
+        accepted = 0
+        for start in range(0, len(resolved), chunk_size):
+            accepted += gold_chunk(llm, con, settings, resolved[start : start + chunk_size])
+            logger.info(
+                f"briefs and grades: {min(start + chunk_size, len(resolved))}/"
+                f"{len(resolved)} ({accepted} accepted)"
+            )
+        version: dict[str, Any] = write_version(con, settings, split, label)
+        logger.info(f"version {version['version_id']}: {version['counts']}")
+        return version
+
+
+if __name__ == "__main__":
+    import sys
+
+    build_split(
+        split=sys.argv[1] if len(sys.argv) > 1 else "eval",
+        limit=int(sys.argv[2]) if len(sys.argv) > 2 else None,
+    )

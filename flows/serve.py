@@ -1,0 +1,29 @@
+"""Serve the deployments ``build-split/train``, ``build-split/eval`` and ``audit-split/default``.
+
+``make serve`` starts a Prefect server and then this process; afterwards
+``prefect deployment run build-split/eval`` works from any shell.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from prefect import serve
+from prefect.deployments.runner import RunnerDeployment
+
+from flows.audit import audit_split
+from flows.build_split import build_split
+
+
+def main() -> None:
+    # to_deployment is typed as sync-or-async; called outside an event loop it is sync.
+    deployments = [
+        cast(RunnerDeployment, build_split.to_deployment(name=name, parameters={"split": name}))
+        for name in ("train", "eval")
+    ]
+    deployments.append(cast(RunnerDeployment, audit_split.to_deployment(name="default")))
+    serve(*deployments)
+
+
+if __name__ == "__main__":
+    main()
