@@ -8,7 +8,17 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: help setup test lint typecheck unit schemas clean
+# Prefect keeps its state inside the project, with telemetry off.
+export PREFECT_HOME ?= $(CURDIR)/.prefect
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+PREFECT_PORT ?= 4200
+RUN := $(CURDIR)/run
+SPLIT ?= eval
+LIMIT ?=
+DEMO_PORT ?= 8799
+DEMO_TARGETS ?= 40
+
+.PHONY: help setup test lint typecheck unit schemas clean build audit serve stop demo
 
 help: ## List the targets with what they do
 	@grep -E '^[a-z][a-zA-Z_-]*:.*?## ' $(MAKEFILE_LIST) \
@@ -33,6 +43,47 @@ unit: ## pytest: unit, conformance and integration tests
 
 schemas: ## Regenerate schemas/ (warehouse.sql, models/*.json) from the code
 	$(PY) -m inspire_build.schemas
+
+build: ## Build a split version in-process: make build SPLIT=eval LIMIT=25
+	$(PY) -m inspire_build build --split $(SPLIT) $(if $(LIMIT),--limit $(LIMIT))
+
+audit: ## Leakage audit of the latest version of each split; fails if an instance leaks
+	$(PY) -m inspire_build audit
+
+serve: ## Start a Prefect server and serve build-split/train, build-split/eval, audit-split/default
+	mkdir -p $(RUN)
+	$(VENV)/bin/prefect server start --host 127.0.0.1 --port $(PREFECT_PORT) \
+		> $(RUN)/prefect-server.log 2>&1 & echo $$! > $(RUN)/prefect-server.pid
+	for i in $$(seq 1 120); do \
+		curl -sf http://127.0.0.1:$(PREFECT_PORT)/api/health > /dev/null && break; sleep 1; done
+	curl -sf http://127.0.0.1:$(PREFECT_PORT)/api/health > /dev/null
+	printf 'export PREFECT_HOME=%s\nexport PREFECT_API_URL=%s\n' "$(PREFECT_HOME)" \
+		"http://127.0.0.1:$(PREFECT_PORT)/api" > $(RUN)/prefect.env
+	PREFECT_API_URL=http://127.0.0.1:$(PREFECT_PORT)/api $(PY) -m flows.serve \
+		> $(RUN)/serve.log 2>&1 & echo $$! > $(RUN)/serve.pid
+	@echo "Served. In another shell: source run/prefect.env && prefect deployment run build-split/eval"
+
+stop: ## Stop what make serve started (by the PIDs it recorded)
+	for name in serve prefect-server; do \
+		if [ -f $(RUN)/$$name.pid ]; then kill $$(cat $(RUN)/$$name.pid) 2>/dev/null || true; \
+		rm -f $(RUN)/$$name.pid; fi; done
+
+demo: ## Offline end to end: sandbox world and service, both splits (rules backend), audit, export
+	mkdir -p $(RUN)
+	rm -f $(RUN)/demo.duckdb
+	$(PY) -m inspire_build sandbox world --seed 1 --papers 2000 --out $(RUN)/demo-world
+	$(PY) -m inspire_build sandbox serve --world $(RUN)/demo-world --port $(DEMO_PORT) \
+		--time-scale 1000 > $(RUN)/demo-sandbox.log 2>&1 & echo $$! > $(RUN)/demo-sandbox.pid
+	trap 'kill $$(cat $(RUN)/demo-sandbox.pid) 2>/dev/null || true' EXIT; \
+	for i in $$(seq 1 60); do \
+		curl -sf http://127.0.0.1:$(DEMO_PORT)/_sandbox/stats > /dev/null && break; sleep 1; done; \
+	eval "$$($(PY) -m inspire_build sandbox env --port $(DEMO_PORT) --time-scale 1000)"; \
+	export INSPIRE_WAREHOUSE=$(RUN)/demo.duckdb INSPIRE_LLM_BACKEND=rules INSPIRE_S2_RPS=1000; \
+	$(PY) -m inspire_build build --split train --limit $(DEMO_TARGETS); \
+	$(PY) -m inspire_build build --split eval --limit $(DEMO_TARGETS); \
+	$(PY) -m inspire_build audit; \
+	$(PY) -m inspire_build export --split train --out $(RUN)/demo-export/train > /dev/null; \
+	$(PY) -m inspire_build export --split eval --out $(RUN)/demo-export/eval
 
 clean: ## Remove caches (keeps .venv and the warehouse)
 	rm -rf .mypy_cache .ruff_cache .pytest_cache .hypothesis

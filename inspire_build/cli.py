@@ -512,6 +512,15 @@ def build(
     """Run the build-split flow in this process and print the version it wrote."""
     from flows.build_split import build_split
 
+    settings = get_settings()
+    real_openalex = settings.openalex_url == Settings.model_fields["openalex_url"].default
+    if settings.source_mode != "replay" and real_openalex and settings.openalex_api_key is None:
+        raise InputError(
+            "building from the real OpenAlex needs INSPIRE_OPENALEX_API_KEY (required since "
+            "2026-02), and network access; to build offline, point INSPIRE_*_URL at a "
+            "sandbox (`inspire sandbox env`) or run `make demo`"
+        )
+
     version = build_split(split=split, limit=limit, label=label)
     out.print(f"{version['version_id']}: {json.dumps(version['counts'])}")
 

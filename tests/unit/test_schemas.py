@@ -75,3 +75,22 @@ def test_every_inspire_command_in_the_readme_exists() -> None:
         assert not isinstance(node, click.Group), f"`{' '.join(words)}` names no command"
         checked += 1
     assert checked >= 8
+
+
+def test_readme_documents_every_make_target_and_deployment() -> None:
+    text = (PROJECT_ROOT / "README.md").read_text()
+    makefile = (PROJECT_ROOT / "Makefile").read_text()
+    targets = re.findall(r"^([a-z][\w-]*):.*?## ", makefile, flags=re.MULTILINE)
+    assert {"setup", "test", "build", "audit", "serve", "stop", "demo"} <= set(targets)
+    missing = [
+        t
+        for t in targets
+        if f"make {t}" not in text
+        and t not in ("help", "lint", "typecheck", "unit", "schemas", "clean")
+    ]
+    assert not missing, f"README does not document make {missing}"
+    serve = (PROJECT_ROOT / "flows" / "serve.py").read_text()
+    for deployment in ("build-split/train", "build-split/eval", "audit-split/default"):
+        assert f"`{deployment}`" in text, deployment
+        flow, name = deployment.split("/")
+        assert name in serve

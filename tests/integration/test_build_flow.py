@@ -1,0 +1,109 @@
+"""The build-split and audit-split flows through the CLI, against a sandbox: a version with its
+instances, grades and findings; an audit that passes; an export that passes its leak scan; and a
+rerun that makes no call and exports the same bytes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from inspire_build import splits
+from inspire_build.sandbox import server, world
+
+
+def test_build_audit_export_and_an_identical_rerun(tmp_path: Path) -> None:
+    generated = world.generate(world.WorldConfig(seed=13, papers=1000))
+    with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
+        env = {
+            **os.environ,
+            "INSPIRE_WAREHOUSE": str(tmp_path / "w.duckdb"),
+            "PREFECT_HOME": str(tmp_path / "prefect"),
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            **{
+                line.split("=", 1)[0]: line.split("=", 1)[1]
+                for line in server.env_lines(base, time_scale=1000)
+            },
+            "INSPIRE_LLM_BACKEND": "rules",
+        }
+
+        def inspire(*args: str) -> subprocess.CompletedProcess[str]:
+            result = subprocess.run(
+                [sys.executable, "-m", "inspire_build", *args],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert result.returncode == 0, result.stderr[-3000:]
+            return result
+
+        built = inspire("build", "--split", "eval", "--limit", "12")
+        assert built.stdout.startswith("eval-")
+        audited = inspire("audit", "eval")
+        assert "audit passed" in audited.stderr + audited.stdout
+        first = inspire("export", "--split", "eval", "--out", str(tmp_path / "first")).stdout
+        con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+        raw_before = con.execute("SELECT count(*) FROM raw_http").fetchone()
+        llm_before = con.execute("SELECT count(*) FROM llm_calls").fetchone()
+        counts = con.execute(
+            "SELECT (SELECT count(*) FROM instances), (SELECT count(*) FROM qrels), "
+            "(SELECT count(*) FROM grades), (SELECT count(*) FROM audit_findings)"
+        ).fetchone()
+        con.close()
+        assert counts is not None and counts[0] >= 10 and all(n > 0 for n in counts)
+        stats_before = _network_calls(base)
+        inspire("build", "--split", "eval", "--limit", "12")
+        assert _network_calls(base) == stats_before  # no HTTP call on the rerun
+        second = inspire("export", "--split", "eval", "--out", str(tmp_path / "second")).stdout
+    con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM raw_http").fetchone() == raw_before
+    assert con.execute("SELECT count(*) FROM llm_calls").fetchone() == llm_before
+    versions = con.execute("SELECT count(*) FROM split_versions").fetchone()
+    con.close()
+    assert versions == (1,)  # the same config is the same version
+    hashes_first = [
+        line for line in first.splitlines() if "  public/" in line or "  private/" in line
+    ]
+    hashes_second = [
+        line for line in second.splitlines() if "  public/" in line or "  private/" in line
+    ]
+    assert hashes_first and hashes_first == hashes_second
+    public = (tmp_path / "first" / "public" / "instances.jsonl").read_text()
+    assert "openalex" not in public and "arxiv:" not in public
+
+
+def _network_calls(base: str) -> int:
+    import httpx
+
+    counts = httpx.get(base + "/_sandbox/stats").json()["counts"]
+    return sum(v for k, v in counts.items() if not k.startswith("fault"))
+
+
+def test_a_public_file_naming_a_target_fails_the_export(tmp_path: Path) -> None:
+    con = duckdb.connect(":memory:")
+    from inspire_build import warehouse
+
+    warehouse.migrate(con)
+    con.execute(
+        "INSERT INTO papers (paper_id, title, sources, updated_at) VALUES "
+        "('arxiv:2501.00001', 'A Very Distinctive Title About Sharded Retrieval Indexes',"
+        " ['openalex'], now())"
+    )
+    con.execute("INSERT INTO paper_ids VALUES ('arxiv', '2501.00001', 'arxiv:2501.00001', 'x')")
+    con.execute(
+        "INSERT INTO instances VALUES ('v1', 'abc', 'arxiv:2501.00001', 'b', "
+        "'We need a very distinctive title about sharded retrieval indexes.', "
+        "DATE '2024-10-01', 0)"
+    )
+    public = tmp_path / "public"
+    public.mkdir()
+    (public / "instances.jsonl").write_text(
+        '{"brief": "a very distinctive title about sharded retrieval indexes"}\n'
+    )
+    with pytest.raises(splits.ExportLeak, match="names a target"):
+        splits.leak_scan(con, "v1", public)
