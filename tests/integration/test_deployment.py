@@ -1,0 +1,158 @@
+"""The product as users drive it: a real `prefect server start`, the served deployments, and
+`prefect deployment run build-split/eval`; then a build killed with SIGKILL and rerun."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import httpx
+import pytest
+
+from inspire_build.sandbox import server, world
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def sandbox_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    generated = world.generate(world.WorldConfig(seed=17, papers=1000))
+    with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
+        lines = server.env_lines(base, time_scale=1000)
+        env = {
+            **os.environ,
+            **dict(line.split("=", 1) for line in lines),
+            "INSPIRE_LLM_BACKEND": "rules",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        }
+        yield env
+
+
+def run(env: dict[str, str], *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def export_hashes(env: dict[str, str], out: Path) -> list[str]:
+    result = run(
+        env, sys.executable, "-m", "inspire_build", "export", "--split", "eval", "--out", str(out)
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return [
+        line for line in result.stdout.splitlines() if "  public/" in line or "  private/" in line
+    ]
+
+
+def test_prefect_deployment_run_builds_a_version(
+    sandbox_env: dict[str, str], tmp_path: Path
+) -> None:
+    port = free_port()
+    env = {
+        **sandbox_env,
+        "INSPIRE_WAREHOUSE": str(tmp_path / "w.duckdb"),
+        "INSPIRE_SPLITS__EVAL__LIMIT": "8",
+        "PREFECT_HOME": str(tmp_path / "prefect"),
+        "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
+    }
+    prefect_server = subprocess.Popen(
+        [str(VENV_BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    serving = None
+    try:
+        for _ in range(180):
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        serving = subprocess.Popen(
+            [sys.executable, "-m", "flows.serve"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        ran = None
+        for _ in range(60):  # until serve has registered the deployment
+            ran = run(
+                env,
+                str(VENV_BIN / "prefect"),
+                "deployment",
+                "run",
+                "build-split/eval",
+                "--watch",
+                timeout=600,
+            )
+            if ran.returncode == 0 or "not found" not in (ran.stdout + ran.stderr).lower():
+                break
+            time.sleep(2)
+        assert ran is not None and ran.returncode == 0, (ran.stdout + ran.stderr)[-3000:]
+        assert "Completed" in ran.stdout + ran.stderr
+    finally:
+        for process in (serving, prefect_server):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=60)
+    con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+    found = con.execute(
+        "SELECT (SELECT count(*) FROM split_versions WHERE split = 'eval'), "
+        "(SELECT count(*) FROM eval_latest), (SELECT count(*) FROM grades), "
+        "(SELECT count(*) FROM audit_findings)"
+    ).fetchone()
+    con.close()
+    assert found is not None and found[0] == 1 and found[1] >= 6 and found[2] > 0 and found[3] > 0
+    local = {k: v for k, v in env.items() if k != "PREFECT_API_URL"}  # the server has stopped
+    audited = run(local, sys.executable, "-m", "inspire_build", "audit", "eval")
+    assert audited.returncode == 0, audited.stderr[-2000:]
+    assert export_hashes(local, tmp_path / "export")
+
+
+def test_a_killed_build_reruns_to_the_same_export(
+    sandbox_env: dict[str, str], tmp_path: Path
+) -> None:
+    def env_for(name: str) -> dict[str, str]:
+        return {
+            **sandbox_env,
+            "INSPIRE_WAREHOUSE": str(tmp_path / f"{name}.duckdb"),
+            "PREFECT_HOME": str(tmp_path / f"prefect-{name}"),
+        }
+
+    build = [sys.executable, "-m", "inspire_build", "build", "--split", "eval", "--limit", "10"]
+    clean = env_for("clean")
+    assert run(clean, *build).returncode == 0
+    expected = export_hashes(clean, tmp_path / "clean-export")
+
+    killed = env_for("killed")
+    for delay in (6.0, 9.0, 12.0):  # the temporary Prefect server, lineage, then the LLM steps
+        process = subprocess.Popen(
+            build, env=killed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+    finished = run(killed, *build)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    con = duckdb.connect(str(tmp_path / "killed.duckdb"), read_only=True)
+    duplicates = con.execute(
+        'SELECT (SELECT count(*) - count(DISTINCT (target_id, ref_key)) FROM "references"), '
+        "(SELECT count(*) - count(DISTINCT (version_id, instance_id)) FROM instances), "
+        "(SELECT count(*) - count(DISTINCT (target_id, paper_id)) FROM grades)"
+    ).fetchone()
+    con.close()
+    assert duplicates == (0, 0, 0)
+    assert export_hashes(killed, tmp_path / "killed-export") == expected
