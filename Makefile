@@ -65,8 +65,10 @@ serve: ## Start a Prefect server and serve build-split/train, build-split/eval, 
 
 stop: ## Stop what make serve started (by the PIDs it recorded)
 	for name in serve prefect-server; do \
-		if [ -f $(RUN)/$$name.pid ]; then kill $$(cat $(RUN)/$$name.pid) 2>/dev/null || true; \
-		rm -f $(RUN)/$$name.pid; fi; done
+		if [ -f $(RUN)/$$name.pid ]; then pid=$$(cat $(RUN)/$$name.pid); \
+			kill $$pid 2>/dev/null || true; \
+			for i in $$(seq 1 15); do kill -0 $$pid 2>/dev/null || break; sleep 1; done; \
+			kill -9 $$pid 2>/dev/null || true; rm -f $(RUN)/$$name.pid; fi; done
 
 demo: ## Offline end to end: sandbox world and service, both splits (rules backend), audit, export
 	mkdir -p $(RUN)

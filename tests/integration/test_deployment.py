@@ -139,11 +139,16 @@ def test_a_killed_build_reruns_to_the_same_export(
 
     killed = env_for("killed")
     for delay in (6.0, 9.0, 12.0):  # the temporary Prefect server, lineage, then the LLM steps
+        # Its own session, so the kill takes its temporary Prefect server down with it.
         process = subprocess.Popen(
-            build, env=killed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            build,
+            env=killed,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         time.sleep(delay)
-        process.send_signal(signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
     finished = run(killed, *build)
     assert finished.returncode == 0, finished.stderr[-2000:]
