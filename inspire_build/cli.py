@@ -557,6 +557,84 @@ def export_command(
     out.print((out_dir / "dataset_card.md").read_text(encoding="utf-8"))
 
 
+@app.command("eval")
+def eval_command(
+    ctx: typer.Context,
+    run: Annotated[Path, typer.Option("--run", help="JSONL {instance_id, ranking} or TREC run.")],
+    split: Annotated[str | None, typer.Option(help="Score against this split's qrels.")] = None,
+    version: Annotated[str | None, typer.Option(help="A version ID (default: latest).")] = None,
+    qrels: Annotated[
+        Path | None, typer.Option("--qrels", help="A TREC qrels file instead of a split.")
+    ] = None,
+    trajectories: Annotated[
+        Path | None, typer.Option("--trajectories", help="JSONL search trajectories.")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Name of the run in eval_runs.")] = None,
+    gains: Annotated[str, typer.Option(help="linear (T3=3) or exp (2^T-1).")] = "linear",
+    bootstrap_samples: Annotated[
+        int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% intervals.", min=1)
+    ] = 1000,
+    as_json: JsonOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Score a run (and trajectories) with nDCG@10, Recall@10, MRR, AnyHit@10, ≥3/≥5 hits
+    and the exposure-selection-ranking funnel, with 95% bootstrap intervals."""
+    from inspire_build.evaluation import inputs, report, score
+
+    if gains not in score.GAINS:
+        raise InputError(f"unknown gains {gains!r}; use linear or exp")
+    if (qrels is None) == (split is None):
+        raise InputError("give either --split (qrels from the warehouse) or --qrels FILE")
+    if qrels is not None:
+        normalise = inputs.normaliser()
+        judged = inputs.read_qrels(qrels, normalise)
+        con = None
+    else:
+        con = warehouse.connect(_warehouse_path(ctx, warehouse_path))
+        warehouse.migrate(con)
+    try:
+        if con is not None:
+            from inspire_build import splits
+
+            chosen = version or splits.latest_version(con, str(split))
+            normalise = inputs.normaliser(resolve.crosswalk(con))
+            judged = {}
+            for iid, paper_id, tier in con.execute(
+                "SELECT instance_id, paper_id, tier FROM qrels WHERE version_id = ?", [chosen]
+            ).fetchall():
+                judged.setdefault(str(iid), {})[str(paper_id)] = int(tier)
+        submitted = inputs.read_run(run, normalise)
+        paths = inputs.read_trajectories(trajectories, normalise) if trajectories else None
+        known = {d for docs in judged.values() for d in docs}
+        scores = score.score(
+            judged,
+            submitted,
+            paths,
+            gains=gains,
+            samples=bootstrap_samples,
+            known=lambda d: d in known,
+        )
+        if con is not None:
+            report.write(
+                con,
+                scores,
+                name or run.stem,
+                chosen,
+                run,
+                gains,
+                bootstrap_samples,
+                paths is not None,
+            )
+    finally:
+        if con is not None:
+            con.close()
+    if as_json:
+        print(json.dumps({"aggregate": scores.aggregate, "per_instance": scores.per_instance}))
+        return
+    for line in report.lines(scores):
+        out.print(line)
+
+
 def _query_rows(ctx: typer.Context, given: Path | None, query: str) -> list[dict[str, Any]]:
     """Rows of a fixed read-only query, as dicts."""
     con = warehouse.connect(_warehouse_path(ctx, given), read_only=True)

@@ -1,0 +1,1 @@
+"""Scoring agents' runs and search trajectories against a split's graded antecedents."""

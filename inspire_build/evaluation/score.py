@@ -1,0 +1,98 @@
+"""Score a run (and optional trajectories) against qrels: per instance and in aggregate."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+
+from inspire_build.evaluation import bootstrap, funnel
+from inspire_build.evaluation.metrics import (
+    any_hit_at_k,
+    at_least_hits,
+    dedupe,
+    exponential_gains,
+    linear_gains,
+    ndcg_at_k,
+    recall_at_k,
+    reciprocal_rank,
+)
+
+GAINS: dict[str, Callable[[Mapping[str, int]], dict[str, float]]] = {
+    "linear": linear_gains,
+    "exp": exponential_gains,
+}
+TABLE2 = ("ndcg@10", "recall@10", "mrr", "anyhit@10", "hits>=3", "hits>=5")
+
+
+@dataclasses.dataclass(frozen=True)
+class Scores:
+    per_instance: dict[str, dict[str, float | None]]
+    aggregate: dict[str, float]
+    intervals: dict[str, tuple[float, float]]
+    unknown_ids: int
+    curve: dict[float, float] | None
+
+
+def score(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Sequence[str]],
+    trajectories: Mapping[str, funnel.Trajectory] | None = None,
+    *,
+    gains: str = "linear",
+    samples: int = bootstrap.SAMPLES,
+    known: Callable[[str], bool] = lambda _: True,
+) -> Scores:
+    """Every instance of ``qrels`` is scored; one with no submission scores 0."""
+    to_gain = GAINS[gains]
+    per: dict[str, dict[str, float | None]] = {}
+    rows: list[funnel.FunnelRow] = []
+    unknown = 0
+    for instance, tiers in sorted(qrels.items()):
+        g = to_gain(tiers)
+        ranking = dedupe(run.get(instance, ()))
+        unknown += sum(1 for doc in ranking if not known(doc))
+        per[instance] = {
+            "ndcg@10": ndcg_at_k(ranking, g),
+            "recall@10": recall_at_k(ranking, g),
+            "mrr": reciprocal_rank(ranking, g),
+            "anyhit@10": any_hit_at_k(ranking, g),
+            "hits>=3": at_least_hits(ranking, g, 3),
+            "hits>=5": at_least_hits(ranking, g, 5),
+        }
+        if trajectories is not None:
+            row = funnel.instance_funnel(ranking, g, trajectories.get(instance))
+            rows.append(row)
+            per[instance].update(
+                {
+                    "exposed_gain": row.exposed_gain,
+                    "selected_gain": row.selected_gain,
+                    "no_relevant_exposed": row.no_relevant_exposed,
+                    "total_calls": float(row.calls),
+                }
+            )
+    aggregate: dict[str, float] = {}
+    intervals: dict[str, tuple[float, float]] = {}
+    for metric in TABLE2:
+        values = [v for v in (p[metric] for p in per.values()) if v is not None]
+        aggregate[metric] = sum(values) / len(values) if values else 0.0
+        intervals[metric] = bootstrap.mean_interval(values, samples)
+    curve = None
+    if trajectories is not None:
+        aggregate.update(funnel.aggregate(rows))
+        for name, field in (
+            ("exposed_gain", "exposed_gain"),
+            ("selected_gain", "selected_gain"),
+            ("no_relevant_exposed", "no_relevant_exposed"),
+            ("total_calls", "calls"),
+        ):
+            intervals[name] = bootstrap.mean_interval(
+                [float(getattr(r, field)) for r in rows], samples
+            )
+        intervals["gain_kept"] = bootstrap.ratio_interval(
+            [r.gain_selected_raw for r in rows], [r.gain_exposed_raw for r in rows], samples
+        )
+        intervals["rank_quality"] = bootstrap.ratio_interval(
+            [r.final for r in rows], [r.selected_gain for r in rows], samples
+        )
+        curve = funnel.oracle_curve(run, {i: to_gain(t) for i, t in qrels.items()}, trajectories)
+    return Scores(per, aggregate, intervals, unknown, curve)
