@@ -1,4 +1,4 @@
-"""Serve the deployments ``build-split/train``, ``build-split/eval`` and ``audit-split/default``.
+"""Serve the deployments: build-split/train and /eval, audit-split/default, evaluate/default.
 
 ``make serve`` starts a Prefect server and then this process; afterwards
 ``prefect deployment run build-split/eval`` works from any shell.
@@ -13,6 +13,7 @@ from prefect.deployments.runner import RunnerDeployment
 
 from flows.audit import audit_split
 from flows.build_split import build_split
+from flows.evaluate import evaluate
 
 
 def main() -> None:
@@ -22,6 +23,7 @@ def main() -> None:
         for name in ("train", "eval")
     ]
     deployments.append(cast(RunnerDeployment, audit_split.to_deployment(name="default")))
+    deployments.append(cast(RunnerDeployment, evaluate.to_deployment(name="default")))
     serve(*deployments)
 
 

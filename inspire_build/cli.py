@@ -557,10 +557,19 @@ def export_command(
     out.print((out_dir / "dataset_card.md").read_text(encoding="utf-8"))
 
 
-@app.command("eval")
+eval_app = typer.Typer(
+    help="Score agents' runs: `inspire eval --run R ...`, or `inspire eval compare A B`.",
+    invoke_without_command=True,
+)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.callback()
 def eval_command(
     ctx: typer.Context,
-    run: Annotated[Path, typer.Option("--run", help="JSONL {instance_id, ranking} or TREC run.")],
+    run: Annotated[
+        Path | None, typer.Option("--run", help="JSONL {instance_id, ranking} or TREC run.")
+    ] = None,
     split: Annotated[str | None, typer.Option(help="Score against this split's qrels.")] = None,
     version: Annotated[str | None, typer.Option(help="A version ID (default: latest).")] = None,
     qrels: Annotated[
@@ -571,6 +580,9 @@ def eval_command(
     ] = None,
     name: Annotated[str | None, typer.Option(help="Name of the run in eval_runs.")] = None,
     gains: Annotated[str, typer.Option(help="linear (T3=3) or exp (2^T-1).")] = "linear",
+    plots: Annotated[
+        Path | None, typer.Option("--plots", help="Folder for the figures (PNG and SVG).")
+    ] = None,
     bootstrap_samples: Annotated[
         int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% intervals.", min=1)
     ] = 1000,
@@ -579,60 +591,88 @@ def eval_command(
 ) -> None:
     """Score a run (and trajectories) with nDCG@10, Recall@10, MRR, AnyHit@10, ≥3/≥5 hits
     and the exposure-selection-ranking funnel, with 95% bootstrap intervals."""
-    from inspire_build.evaluation import inputs, report, score
+    if ctx.invoked_subcommand is not None:
+        where = _warehouse_path(ctx, warehouse_path)
+        ctx.obj = _EvalOptions(split, version, qrels, bootstrap_samples, where)
+        return
+    if run is None:
+        raise InputError("give --run FILE (or use `inspire eval compare RUN_A RUN_B`)")
+    from inspire_build.evaluation import report
+    from inspire_build.evaluation.evaluate import evaluate
 
-    if gains not in score.GAINS:
-        raise InputError(f"unknown gains {gains!r}; use linear or exp")
-    if (qrels is None) == (split is None):
-        raise InputError("give either --split (qrels from the warehouse) or --qrels FILE")
-    if qrels is not None:
-        normalise = inputs.normaliser()
-        judged = inputs.read_qrels(qrels, normalise)
-        con = None
-    else:
-        con = warehouse.connect(_warehouse_path(ctx, warehouse_path))
-        warehouse.migrate(con)
-    try:
-        if con is not None:
-            from inspire_build import splits
+    scores = evaluate(
+        run,
+        split=split,
+        version=version,
+        qrels=qrels,
+        trajectories=trajectories,
+        name=name,
+        gains=gains,
+        samples=bootstrap_samples,
+        warehouse_path=_warehouse_path(ctx, warehouse_path) if split else None,
+    )
+    if plots is not None:
+        from inspire_build.evaluation import plots as figures
 
-            chosen = version or splits.latest_version(con, str(split))
-            normalise = inputs.normaliser(resolve.crosswalk(con))
-            judged = {}
-            for iid, paper_id, tier in con.execute(
-                "SELECT instance_id, paper_id, tier FROM qrels WHERE version_id = ?", [chosen]
-            ).fetchall():
-                judged.setdefault(str(iid), {})[str(paper_id)] = int(tier)
-        submitted = inputs.read_run(run, normalise)
-        paths = inputs.read_trajectories(trajectories, normalise) if trajectories else None
-        known = {d for docs in judged.values() for d in docs}
-        scores = score.score(
-            judged,
-            submitted,
-            paths,
-            gains=gains,
-            samples=bootstrap_samples,
-            known=lambda d: d in known,
-        )
-        if con is not None:
-            report.write(
-                con,
-                scores,
-                name or run.stem,
-                chosen,
-                run,
-                gains,
-                bootstrap_samples,
-                paths is not None,
-            )
-    finally:
-        if con is not None:
-            con.close()
+        label = name or run.stem
+        hits = [int(m["hits@10"] or 0) for m in scores.per_instance.values()]
+        made = figures.recovered_histogram(hits, plots)
+        if scores.curve:
+            made += figures.funnel_chart({label: scores}, plots)
+            made += figures.oracle_curve({label: scores.curve}, plots)
+        for path in made:
+            err.print(f"wrote {path}")
     if as_json:
         print(json.dumps({"aggregate": scores.aggregate, "per_instance": scores.per_instance}))
         return
     for line in report.lines(scores):
         out.print(line)
+
+
+@dataclass(frozen=True)
+class _EvalOptions:
+    split: str | None
+    version: str | None
+    qrels: Path | None
+    samples: int
+    warehouse: Path
+
+
+@eval_app.command("compare")
+def eval_compare(
+    ctx: typer.Context,
+    run_a: Annotated[Path, typer.Argument(help="The first run file.")],
+    run_b: Annotated[Path, typer.Argument(help="The second run file, on the same instances.")],
+) -> None:
+    """Paired bootstrap differences (A - B) of every Table 2 metric, with 95% intervals."""
+    from inspire_build.evaluation.bootstrap import paired_difference
+    from inspire_build.evaluation.evaluate import evaluate
+    from inspire_build.evaluation.score import TABLE2
+
+    options: _EvalOptions = ctx.obj
+    where = options.warehouse if options.split else None
+    scored = [
+        evaluate(
+            path,
+            split=options.split,
+            version=options.version,
+            qrels=options.qrels,
+            samples=options.samples,
+            warehouse_path=where,
+        )
+        for path in (run_a, run_b)
+    ]
+    out.print(f"{run_a.name} - {run_b.name}, paired over {len(scored[0].per_instance)} instances")
+    for metric in TABLE2:
+        pairs = [
+            (a[metric], scored[1].per_instance[i][metric])
+            for i, a in scored[0].per_instance.items()
+        ]
+        kept = [(x, y) for x, y in pairs if x is not None and y is not None]
+        mean, low, high = paired_difference(
+            [x for x, _ in kept], [y for _, y in kept], options.samples
+        )
+        out.print(f"{metric:<12}{mean:>+8.3f}   [{low:+.3f}, {high:+.3f}]")
 
 
 def _query_rows(ctx: typer.Context, given: Path | None, query: str) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from inspire_build.evaluation.metrics import (
     at_least_hits,
     dedupe,
     exponential_gains,
+    hits_at_k,
     linear_gains,
     ndcg_at_k,
     recall_at_k,
@@ -58,6 +59,7 @@ def score(
             "anyhit@10": any_hit_at_k(ranking, g),
             "hits>=3": at_least_hits(ranking, g, 3),
             "hits>=5": at_least_hits(ranking, g, 5),
+            "hits@10": float(hits_at_k(ranking, g)),
         }
         if trajectories is not None:
             row = funnel.instance_funnel(ranking, g, trajectories.get(instance))

@@ -199,3 +199,88 @@ def test_cli_against_a_split_writes_eval_runs_and_scores(tmp_path: Path) -> None
     runs = con.execute("SELECT version_id, n_instances FROM eval_runs").fetchall()
     con.close()
     assert recall == (0.5, True) and runs == [("eval-x", 1)]
+
+
+def test_plots_render_as_png_and_svg(tmp_path: Path) -> None:
+    qrels = {f"i{n}": {f"d{n}": 3, f"e{n}": 2, f"f{n}": 1} for n in range(20)}
+    run = {f"i{n}": [f"d{n}", "x", f"e{n}"][: n % 4] for n in range(20)}
+    paths = {i: funnel.Trajectory(((f"f{i[1:]}",), tuple(r))) for i, r in run.items()}
+    (tmp_path / "q.trec").write_text(
+        "".join(f"{i} 0 {d} {t}\n" for i, ds in qrels.items() for d, t in ds.items())
+    )
+    (tmp_path / "r.jsonl").write_text(
+        "".join(json.dumps({"instance_id": i, "ranking": r}) + "\n" for i, r in run.items())
+    )
+    (tmp_path / "t.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "instance_id": i,
+                    "steps": [{"tool": "search", "exposed": list(step)} for step in p.steps],
+                }
+            )
+            + "\n"
+            for i, p in paths.items()
+        )
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inspire_build",
+            "eval",
+            "--qrels",
+            str(tmp_path / "q.trec"),
+            "--run",
+            str(tmp_path / "r.jsonl"),
+            "--trajectories",
+            str(tmp_path / "t.jsonl"),
+            "--plots",
+            str(tmp_path / "plots"),
+            "--bootstrap",
+            "50",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "rank_quality" in result.stdout and "oracle exposed gain" in result.stdout
+    for name in ("recovered_top10", "funnel", "oracle_curve"):
+        png, svg = tmp_path / "plots" / f"{name}.png", tmp_path / "plots" / f"{name}.svg"
+        assert png.stat().st_size > 5000 and svg.stat().st_size > 5000, name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = (
+            int.from_bytes(png.read_bytes()[16:20]),
+            int.from_bytes(png.read_bytes()[20:24]),
+        )
+        assert (width, height) == (640, 400)  # 6.4 x 4.0 inches at 100 dpi
+
+
+def test_compare_gives_paired_differences(tmp_path: Path) -> None:
+    (tmp_path / "q.trec").write_text("i1 0 a 3\ni1 0 b 1\ni2 0 c 2\n")
+    (tmp_path / "a.jsonl").write_text(
+        '{"instance_id":"i1","ranking":["a"]}\n{"instance_id":"i2","ranking":["c"]}\n'
+    )
+    (tmp_path / "b.jsonl").write_text('{"instance_id":"i1","ranking":["x","b"]}\n')
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inspire_build",
+            "eval",
+            "--qrels",
+            str(tmp_path / "q.trec"),
+            "--bootstrap",
+            "200",
+            "compare",
+            str(tmp_path / "a.jsonl"),
+            str(tmp_path / "b.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    mrr = next(line for line in result.stdout.splitlines() if line.startswith("mrr"))
+    assert mrr.split()[1] == "+0.750"  # i1: 1 - 1/2, i2: 1 - 0; mean 0.75

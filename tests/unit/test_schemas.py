@@ -90,7 +90,12 @@ def test_readme_documents_every_make_target_and_deployment() -> None:
     ]
     assert not missing, f"README does not document make {missing}"
     serve = (PROJECT_ROOT / "flows" / "serve.py").read_text()
-    for deployment in ("build-split/train", "build-split/eval", "audit-split/default"):
+    for deployment in (
+        "build-split/train",
+        "build-split/eval",
+        "audit-split/default",
+        "evaluate/default",
+    ):
         assert f"`{deployment}`" in text, deployment
         flow, name = deployment.split("/")
         assert name in serve
