@@ -14,20 +14,19 @@ from collections.abc import Callable
 from typing import Any
 
 import duckdb
-import openai
 
 from inspire_build import audit, warehouse
 from inspire_build.batch import run_in_batches
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions, write_brief
 from inspire_build.config import Settings
 from inspire_build.grading import grade_antecedents
-from inspire_build.llm import LLM, Deferred
+from inspire_build.llm import LLM, Deferred, OpenAIClient
 from inspire_build.llm_rules import RULES
 from inspire_build.models import AuditFinding, BriefStatus, TargetStatus
 
 
 def make_llm(
-    settings: Settings, con: duckdb.DuckDBPyConnection, client: openai.OpenAI | None = None
+    settings: Settings, con: duckdb.DuckDBPyConnection, client: OpenAIClient | None = None
 ) -> LLM:
     """The configured backend, with the rules answers wired in."""
     return LLM(settings, con, rules=RULES, client=client)

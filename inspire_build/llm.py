@@ -45,6 +45,8 @@ RULES_MODEL = "rules-v1"
 _VERSION = re.compile(r"\{#\s*version:\s*(?P<version>[\w.-]+)\s*#\}")
 
 Output = TypeVar("Output", bound=pydantic.BaseModel)
+# The client type, for callers that pass one in (tests, proxies) without importing openai.
+OpenAIClient = openai.OpenAI
 
 
 class LLMError(InspireError):
@@ -207,21 +209,7 @@ class LLM:
         if validate is not None and self.backend == "rules":
             validate(answer)
         latency = (time.perf_counter() - started) * 1000
-        self.calls_made += 1
-        self._log(
-            CallRecord(
-                self.backend,
-                self.model,
-                prompt_name,
-                prompt.hash,
-                input_hash,
-                answer.model_dump_json(),
-                tokens[0],
-                tokens[1],
-                latency,
-                self._cost(tokens),
-            )
-        )
+        self.record(key, answer, prompt_name, input_hash, tokens, latency)
         return answer
 
     def _rules_answer(self, name: str, context: Mapping[str, Any], model: type[Output]) -> Output:
