@@ -393,11 +393,7 @@ class HttpClient:
         _install_log_filter(self._redactor)
 
     def base_url(self, source: str) -> str:
-        configured = {
-            "openalex": self.settings.openalex_url,
-            "s2": self.settings.s2_url,
-            "arxiv": self.settings.arxiv_url,
-        }
+        configured = configured_base_urls(self.settings)
         return configured.get(source, self.codecs[source].default_base_url).rstrip("/")
 
     def request(
@@ -606,6 +602,11 @@ def parse_retry_after(value: str | None, now: dt.datetime | None = None) -> floa
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     return max(0.0, (when - (now or dt.datetime.now(dt.UTC))).total_seconds())
+
+
+def configured_base_urls(settings: Settings) -> dict[str, str]:
+    """Source name -> the base URL the settings point it at (the real API or a sandbox)."""
+    return {"openalex": settings.openalex_url, "s2": settings.s2_url, "arxiv": settings.arxiv_url}
 
 
 def _interval(settings: Settings, source: str) -> float:

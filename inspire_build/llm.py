@@ -160,7 +160,8 @@ class LLM:
                 f"no prompt {name!r}; known: {', '.join(sorted(self.prompts))}"
             ) from None
 
-    def _openai(self) -> openai.OpenAI:
+    def client(self) -> openai.OpenAI:
+        """The OpenAI client, made on first use from the settings (or the one passed in)."""
         if self._client is None:
             key = self.settings.llm_api_key
             self._client = openai.OpenAI(
@@ -225,7 +226,7 @@ class LLM:
         used = [0, 0]
         for attempt in range(2):  # the first answer, and one repair
             try:
-                completion = self._openai().chat.completions.parse(
+                completion = self.client().chat.completions.parse(
                     model=self.model,
                     messages=messages,  # type: ignore[arg-type]
                     response_format=model,
@@ -322,9 +323,6 @@ class LLM:
             raise LLMError(f"batch answer {key[:12]} does not match its request")
         self.calls_made += 1
         self._log(record)
-
-    def client(self) -> openai.OpenAI:
-        return self._openai()
 
     def _cost(self, tokens: tuple[int, int]) -> float:
         prices = self.settings.llm_prices.get(self.model)

@@ -22,7 +22,7 @@ import duckdb
 from inspire_build import ids, warehouse
 from inspire_build.config import Settings
 from inspire_build.cutoff import SourceDate, cutoff_date, first_public, reference_status
-from inspire_build.errors import InputError, InvalidIdError
+from inspire_build.errors import InputError
 from inspire_build.http import HttpClient, NotFound
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.lineage import Mention, MergedReference, canonical_id, is_self, merge
@@ -607,8 +607,6 @@ def parse_sources(text: str) -> list[Source]:
 
 
 def check_ids(raw_ids: Sequence[str]) -> None:
+    """Refuse a junk ID before any work starts (InvalidIdError is an InputError: exit 2)."""
     for raw in raw_ids:
-        try:
-            ids.parse_any_id(raw)
-        except InvalidIdError as error:
-            raise InputError(str(error)) from error
+        ids.parse_any_id(raw)

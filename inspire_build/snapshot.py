@@ -38,6 +38,7 @@ from inspire_build.http import (
     Redactor,
     ResponseStore,
     SourceCodec,
+    configured_base_urls,
     redact_headers,
     redact_url,
     store_row,
@@ -175,11 +176,7 @@ def _match_source(
     url: str, codecs: Mapping[str, SourceCodec], settings: Settings
 ) -> tuple[SourceCodec, str] | None:
     """The codec whose base URL (default or configured) prefixes ``url``, and the rest path."""
-    configured = {
-        "openalex": settings.openalex_url,
-        "s2": settings.s2_url,
-        "arxiv": settings.arxiv_url,
-    }
+    configured = configured_base_urls(settings)
     parts = urlsplit(url)
     bare = parts.netloc + parts.path
     for codec in codecs.values():
