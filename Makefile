@@ -18,7 +18,7 @@ LIMIT ?=
 DEMO_PORT ?= 8799
 DEMO_TARGETS ?= 40
 
-.PHONY: help setup test lint typecheck unit schemas clean build audit serve stop demo
+.PHONY: help setup test lint typecheck unit test-reliability schemas clean build audit serve stop demo
 
 help: ## List the targets with what they do
 	@grep -E '^[a-z][a-zA-Z_-]*:.*?## ' $(MAKEFILE_LIST) \
@@ -38,8 +38,11 @@ lint: ## ruff: lint and formatting
 typecheck: ## mypy (strict) on inspire_build/ and flows/
 	$(PY) -m mypy inspire_build flows
 
-unit: ## pytest: unit, conformance and integration tests
+unit: ## pytest: unit, conformance, integration and reliability tests
 	$(PY) -m pytest -q
+
+test-reliability: ## pytest on tests/reliability/ only: faults, kills, concurrency, bad input, secrets, leakage
+	$(PY) -m pytest -q tests/reliability
 
 schemas: ## Regenerate schemas/ (warehouse.sql, models/*.json) from the code
 	$(PY) -m inspire_build.schemas
@@ -70,7 +73,7 @@ stop: ## Stop what make serve started (by the PIDs it recorded)
 			for i in $$(seq 1 15); do kill -0 $$pid 2>/dev/null || break; sleep 1; done; \
 			kill -9 $$pid 2>/dev/null || true; rm -f $(RUN)/$$name.pid; fi; done
 
-demo: ## Offline end to end: sandbox world and service, both splits (rules backend), audit, export
+demo: ## Offline end to end: sandbox, both splits (rules backend), audit, export, both baseline agents, eval
 	mkdir -p $(RUN)
 	rm -f $(RUN)/demo.duckdb
 	$(PY) -m inspire_build sandbox world --seed 1 --papers 2000 --out $(RUN)/demo-world
@@ -85,7 +88,18 @@ demo: ## Offline end to end: sandbox world and service, both splits (rules backe
 	$(PY) -m inspire_build build --split eval --limit $(DEMO_TARGETS); \
 	$(PY) -m inspire_build audit; \
 	$(PY) -m inspire_build export --split train --out $(RUN)/demo-export/train > /dev/null; \
-	$(PY) -m inspire_build export --split eval --out $(RUN)/demo-export/eval
+	$(PY) -m inspire_build export --split eval --out $(RUN)/demo-export/eval; \
+	$(PY) -m inspire_build corpus build --world $(RUN)/demo-world; \
+	$(PY) -m inspire_build env audit --split eval --backend local --backend openalex; \
+	for agent in bm25-brief multi-query; do \
+		$(PY) -m inspire_build agent run --agent $$agent --split eval \
+			--out $(RUN)/demo-run-$$agent.jsonl --trajectories $(RUN)/demo-traj-$$agent.jsonl; \
+	done; \
+	for agent in bm25-brief multi-query; do \
+		echo; echo "== $$agent: Table 2 (retrieval) and Table 3 (funnel) rows =="; \
+		$(PY) -m inspire_build eval --split eval --name $$agent --run $(RUN)/demo-run-$$agent.jsonl \
+			--trajectories $(RUN)/demo-traj-$$agent.jsonl; \
+	done
 
 clean: ## Remove caches (keeps .venv and the warehouse)
 	rm -rf .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,19 +1,23 @@
 """The ``build-split`` flow: select targets, resolve lineage, brief/audit/grade, write a version.
 
-Wiring only: each task is a thin wrapper over an ``inspire_build`` function, run per chunk of
-targets. Only this flow-run process opens the warehouse; a second build waits for the first.
+Wiring only: each task is a thin wrapper over an ``inspire_build`` function. Lineage resolves
+every target in one batch (so shared references are fetched once); the LLM steps run per chunk
+of targets. Only this flow-run process opens the warehouse; a second build waits for the first,
+and every build is recorded in ``build_runs``.
 A rerun with the same config is answered from the raw response store and the LLM call log, so
 it makes no HTTP or LLM call, and rewrites the same version.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import uuid
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger, runtime, task
 from prefect.cache_policies import NO_CACHE
 
-from inspire_build import gold, resolve, splits, warehouse
+from inspire_build import build_runs, gold, resolve, splits, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.sources import make_client
 
@@ -49,8 +53,9 @@ def select_targets(client: Any, con: Any, settings: Settings, split: str) -> lis
 
 
 @task(name="resolve-lineage", **NO_STORE)
-def resolve_chunk(client: Any, con: Any, split: str, chunk: list[str]) -> list[str]:
-    results = resolve.resolve_lineage(chunk, client, existing=resolve.crosswalk(con))
+def resolve_all(client: Any, con: Any, split: str, targets: list[str]) -> list[str]:
+    # One batch for every target: a work many targets cite is fetched once (see lower_bound).
+    results = resolve.resolve_lineage(targets, client, existing=resolve.crosswalk(con))
     resolve.write(con, results, split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status.value == "candidate"]
 
@@ -78,25 +83,39 @@ def build_split(
     """Build one split version end to end and return its row."""
     logger = get_run_logger()
     settings = settings_with(split, limit, llm_backend, source_mode, concurrency)
+    requested = dt.datetime.now(dt.UTC)
     with warehouse.open_warehouse(settings.warehouse, wait_s=3600, say=logger.info) as con:
-        client = make_client(settings, con)
-        targets = select_targets(client, con, settings, split)
-        logger.info(f"{split}: {len(targets)} target(s) selected")
-        resolved: list[str] = []
-        for start in range(0, len(targets), chunk_size):
-            resolved += resolve_chunk(client, con, split, targets[start : start + chunk_size])
-            logger.info(f"lineage: {min(start + chunk_size, len(targets))}/{len(targets)}")
-        llm = gold.make_llm(settings, con)
-        accepted = 0
-        for start in range(0, len(resolved), chunk_size):
-            accepted += gold_chunk(llm, con, settings, resolved[start : start + chunk_size])
-            logger.info(
-                f"briefs and grades: {min(start + chunk_size, len(resolved))}/"
-                f"{len(resolved)} ({accepted} accepted)"
-            )
-        version: dict[str, Any] = write_version(con, settings, split, label)
-        logger.info(f"version {version['version_id']}: {version['counts']}")
+        run_id = runtime.flow_run.id or uuid.uuid4().hex
+        if closed := build_runs.begin(con, run_id, split, requested):
+            logger.info(f"closed {closed} earlier build(s) that died before finishing")
+        try:
+            version = _build(logger, con, settings, split, label, chunk_size)
+        except Exception as error:
+            build_runs.finish(con, run_id, error=error)
+            raise
+        build_runs.finish(con, run_id, version_id=version["version_id"])
         return version
+
+
+def _build(
+    logger: Any, con: Any, settings: Settings, split: str, label: str | None, chunk_size: int
+) -> dict[str, Any]:
+    client = make_client(settings, con)
+    targets = select_targets(client, con, settings, split)
+    logger.info(f"{split}: {len(targets)} target(s) selected")
+    resolved = resolve_all(client, con, split, targets)
+    logger.info(f"lineage: {len(targets)} target(s) resolved, {len(resolved)} with antecedents")
+    llm = gold.make_llm(settings, con)
+    accepted = 0
+    for start in range(0, len(resolved), chunk_size):
+        accepted += gold_chunk(llm, con, settings, resolved[start : start + chunk_size])
+        logger.info(
+            f"briefs and grades: {min(start + chunk_size, len(resolved))}/"
+            f"{len(resolved)} ({accepted} accepted)"
+        )
+    version: dict[str, Any] = write_version(con, settings, split, label)
+    logger.info(f"version {version['version_id']}: {version['counts']}")
+    return version
 
 
 if __name__ == "__main__":

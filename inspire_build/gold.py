@@ -20,9 +20,12 @@ from inspire_build.batch import run_in_batches
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions, write_brief
 from inspire_build.config import Settings
 from inspire_build.grading import grade_antecedents
-from inspire_build.llm import LLM, Deferred, OpenAIClient
+from inspire_build.llm import LLM, Deferred, LLMError, OpenAIClient
 from inspire_build.llm_rules import RULES
 from inspire_build.models import AuditFinding, BriefStatus, TargetStatus
+from inspire_build.resolve import SOURCE_PROBLEMS
+
+LLM_FAILED = "the LLM failed: "  # a brief's reason when the model refused or answered invalidly
 
 
 def make_llm(
@@ -89,16 +92,27 @@ def brief_and_audit(
     now = dt.datetime.now(dt.UTC)
     for attempt in range(1, settings.brief_attempts + 1):
         texts = [f"{a['title']} {a['abstract']}" for a in inputs.antecedents]
-        text = write_brief(llm, inputs.title, inputs.abstract, terms, feedback, texts).brief
-        brief_id = hashlib.sha256(f"{inputs.target_id}\0{attempt}\0{text}".encode()).hexdigest()[
-            :20
-        ]
-        checks = [
-            audit.lexical(brief_id, text, terms, numbers),
-            audit.identity(llm, brief_id, text, inputs.title),
-            audit.retrieval(con, brief_id, text, inputs.target_id, settings.audit_retrieval_k),
-            audit.mechanism(llm, brief_id, text, inputs.abstract),
-        ]
+        try:
+            text = write_brief(llm, inputs.title, inputs.abstract, terms, feedback, texts).brief
+            brief_id = _brief_id(inputs.target_id, attempt, text)
+            checks = [
+                audit.lexical(brief_id, text, terms, numbers),
+                audit.identity(llm, brief_id, text, inputs.title),
+                audit.retrieval(con, brief_id, text, inputs.target_id, settings.audit_retrieval_k),
+                audit.mechanism(llm, brief_id, text, inputs.abstract),
+            ]
+        except Deferred:
+            raise
+        except LLMError as error:  # refused or invalid even after the repair: recorded, final
+            rows.append(
+                {
+                    **_brief_row(llm, inputs.target_id, attempt, "", now),
+                    "brief_id": _brief_id(inputs.target_id, attempt, f"failed: {error}"),
+                    "status": BriefStatus.REJECTED.value,
+                    "reason": f"{LLM_FAILED}{error}",
+                }
+            )
+            return rows, findings, False
         words = len(text.split())
         failed = [f"{f.check.value}: {f.detail}" for f in checks if not f.passed]
         if not MIN_WORDS <= words <= MAX_WORDS:
@@ -106,18 +120,10 @@ def brief_and_audit(
         status = BriefStatus.REJECTED if failed else BriefStatus.ACCEPTED
         rows.append(
             {
+                **_brief_row(llm, inputs.target_id, attempt, text, now),
                 "brief_id": brief_id,
-                "target_id": inputs.target_id,
-                "attempt": attempt,
-                "text": text,
-                "word_count": words,
-                "prompt_name": "brief",
-                "prompt_hash": llm.prompt_hash("brief"),
-                "backend": llm.backend,
-                "model": llm.model,
                 "status": status.value,
                 "reason": "; ".join(failed) if failed else "passed all four leakage checks",
-                "created_at": now,
             }
         )
         findings += checks
@@ -125,6 +131,26 @@ def brief_and_audit(
             return rows, findings, True
         feedback = failed
     return rows, findings, False
+
+
+def _brief_id(target_id: str, attempt: int, text: str) -> str:
+    return hashlib.sha256(f"{target_id}\0{attempt}\0{text}".encode()).hexdigest()[:20]
+
+
+def _brief_row(
+    llm: LLM, target_id: str, attempt: int, text: str, now: dt.datetime
+) -> dict[str, object]:
+    return {
+        "target_id": target_id,
+        "attempt": attempt,
+        "text": text,
+        "word_count": len(text.split()),
+        "prompt_name": "brief",
+        "prompt_hash": llm.prompt_hash("brief"),
+        "backend": llm.backend,
+        "model": llm.model,
+        "created_at": now,
+    }
 
 
 def run(
@@ -172,8 +198,20 @@ def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id
         ["brief_id", "check"],
     )
     grades = 0
+    if briefs and str(briefs[-1]["reason"]).startswith(LLM_FAILED):
+        why = str(briefs[-1]["reason"])
+        return Outcome(target_id, TargetStatus.EXCLUDED, why, len(briefs), 0)
     if accepted:
-        graded = grade_antecedents(llm, inputs.abstract, inputs.antecedents)
+        try:
+            graded = grade_antecedents(llm, inputs.abstract, inputs.antecedents)
+        except Deferred:
+            raise
+        except LLMError as error:  # e.g. antecedents still missing after the repair retry
+            warehouse.replace_where(
+                con, "grades", {"target_id": target_id}, [], ["target_id", "paper_id"]
+            )
+            why = f"grading failed, so no antecedent is graded: {error}"
+            return Outcome(target_id, TargetStatus.EXCLUDED, why, len(briefs), 0)
         rows = [
             {
                 "target_id": target_id,
@@ -210,12 +248,19 @@ def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id
 
 
 def _verdict(con: duckdb.DuckDBPyConnection, outcome: Outcome) -> None:
+    """The target's status and reason; the lineage step's source problems stay on it."""
+    row = con.execute(
+        "SELECT reason FROM targets WHERE paper_id = ? AND reason IS NOT NULL LIMIT 1",
+        [outcome.target_id],
+    ).fetchone()
+    lineage = str(row[0]) if row else ""
+    kept = lineage[lineage.find(SOURCE_PROBLEMS) - 1 :] if SOURCE_PROBLEMS in lineage else ""
     warehouse.update_where(
         con,
         "targets",
         {
             "status": outcome.status.value,
-            "reason": outcome.reason,
+            "reason": outcome.reason + kept,
             "updated_at": dt.datetime.now(dt.UTC),
         },
         {"paper_id": outcome.target_id},

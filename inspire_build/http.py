@@ -58,6 +58,17 @@ class RetriesExhausted(SourceError):
     """The retry budget was spent on transient failures (429/403/5xx/timeouts/bad bodies)."""
 
 
+class UnreadableBody(RetriesExhausted):
+    """Every attempt got a body that does not parse: the answer itself is broken, not the link.
+
+    A batch answering this may hold one bad record; callers split it to find that record.
+    """
+
+    def __init__(self, message: str, problem: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
 class ReplayMiss(SourceError):
     """Replay mode was asked for a resource the raw response store does not hold."""
 
@@ -462,6 +473,7 @@ class HttpClient:
         shown = self._redactor.text(shown)
         attempts = self.settings.http_max_retries + 1
         last_problem = "no attempt made"
+        unreadable = 0
         for attempt in range(attempts):
             if attempt:
                 self._count(codec.name, "retries")
@@ -489,13 +501,17 @@ class HttpClient:
                     codec.check_body(content)
                 except ValueError as error:  # truncated or malformed: never stored
                     last_problem = f"unreadable body ({error})"
+                    unreadable += 1
                     self._back_off(codec, shown, attempt, attempts, last_problem, None)
                     continue
             return self._record(codec, described, method, shown, body, raw, content)
-        raise RetriesExhausted(
+        message = (
             f"{codec.name}: gave up on {method.upper()} {shown} after {attempts} attempts "
             f"(last: {last_problem})"
         )
+        if unreadable == attempts:
+            raise UnreadableBody(message, last_problem)
+        raise RetriesExhausted(message)
 
     def _send(
         self,

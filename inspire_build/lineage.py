@@ -170,6 +170,20 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
     dead: set[int] = set()  # entries joined into another one
     index: dict[PaperId, int] = {}
     titles: dict[int, str] = {}
+    # Entries by the exclusive schemes they hold. A mention can title-match only entries that
+    # hold none of its exclusive schemes (an entry with the same ID was an ID hit; one with a
+    # different ID conflicts), so only those groups are searched: without this a list of
+    # 10,000 references costs 10,000² title comparisons.
+    held_by: dict[int, frozenset[Scheme]] = {}
+    groups: dict[frozenset[Scheme], set[int]] = {}
+
+    def regroup(position: int, held: frozenset[Scheme] | None) -> None:
+        old = held_by.pop(position, None)
+        if old is not None:
+            groups[old].discard(position)
+        if held is not None:
+            held_by[position] = held
+            groups.setdefault(held, set()).add(position)
 
     def add(
         mention: Mention, into: int | None, rule: MatchRule | None, score: float | None
@@ -182,6 +196,7 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
             entries[into].matches.append(match)
         for paper_id in mention.ids:
             index.setdefault(paper_id, into)
+        regroup(into, held_by.get(into, frozenset()) | _exclusive(mention.ids))
         if mention.title and into not in titles:
             titles[into] = normalise_title(mention.title)
 
@@ -191,6 +206,8 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
         entries[keep].matches.extend(entries[other].matches)
         dead.add(other)
         titles.pop(other, None)
+        regroup(keep, held_by[keep] | held_by[other])
+        regroup(other, None)
         for paper_id, position in list(index.items()):
             if position == other:
                 index[paper_id] = keep
@@ -208,7 +225,12 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
                     join(target, other)
                 add(mention, target, rule, 100.0)
                 continue
-            found = _title_match(mention, titles, entries) if mention.title else None
+            found = None
+            if mention.title:
+                mine = _exclusive(mention.ids)
+                open_ = [p for held, ps in groups.items() if held.isdisjoint(mine) for p in ps]
+                candidates = {p: titles[p] for p in sorted(open_) if p in titles}
+                found = _title_match(mention, candidates, entries)
             if found is not None:
                 add(mention, found[0], MatchRule.TITLE_YEAR, found[1])
             else:
@@ -242,6 +264,10 @@ def _title_match(
 # ("The Fourth/Sixth PASCAL Recognizing Textual Entailment Challenge"). OpenAlex IDs are not
 # among them: OpenAlex keeps a preprint and its published version as two works.
 _EXCLUSIVE = (Scheme.DOI, Scheme.ARXIV, Scheme.S2, Scheme.CORPUS_ID)
+
+
+def _exclusive(found: Iterable[PaperId]) -> frozenset[Scheme]:
+    return frozenset(p.scheme for p in found if p.scheme in _EXCLUSIVE)
 
 
 def _conflict(a: Iterable[PaperId], b: Iterable[PaperId]) -> bool:

@@ -208,7 +208,10 @@ class LLM:
         else:
             answer, tokens = self._openai_answer(text, output_model, validate)
         if validate is not None and self.backend == "rules":
-            validate(answer)
+            try:
+                validate(answer)
+            except ValueError as error:  # the rules have no repair retry
+                raise InvalidOutput(f"the rules answer is invalid: {error}") from error
         latency = (time.perf_counter() - started) * 1000
         self.record(key, answer, prompt_name, input_hash, tokens, latency)
         return answer

@@ -175,6 +175,8 @@ class Paper(Record):
     reference_count: int | None = Field(default=None, ge=0)
     referenced_works: tuple[str, ...] | None = None  # None: the source does not list them
     versions: tuple[Version, ...] | None = None  # None: the source does not date versions
+    # Fields the source gave with the wrong type, read as missing: "title: a list, not text".
+    problems: tuple[str, ...] = ()
 
 
 class Provenance(Record):

@@ -23,7 +23,7 @@ from inspire_build import ids, warehouse
 from inspire_build.config import Settings
 from inspire_build.cutoff import SourceDate, cutoff_date, first_public, reference_status
 from inspire_build.errors import InputError
-from inspire_build.http import HttpClient, NotFound
+from inspire_build.http import HttpClient, NotFound, UnreadableBody
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.lineage import Mention, MergedReference, canonical_id, is_self, merge
 from inspire_build.models import (
@@ -36,6 +36,7 @@ from inspire_build.models import (
 from inspire_build.sources import arxiv, openalex, semanticscholar
 
 ALL_SOURCES = (Source.OPENALEX, Source.S2, Source.ARXIV)
+SOURCE_PROBLEMS = "[source problems: "
 
 
 @dataclasses.dataclass
@@ -205,12 +206,14 @@ def resolve_lineage(
     parsed = {raw: ids.parse_any_id(raw) for raw in target_ids}
     works = _Works()
     use_oa, use_s2, use_arxiv = (s in sources for s in ALL_SOURCES)
+    # ID -> why a source's answer about it could not be read; noted on its reference or target.
+    failed: dict[str, str] = {}
 
     # 1. the targets' own OpenAlex records
     target_records: dict[str, Paper | None] = dict.fromkeys(target_ids)
     if use_oa:
         lookups = {raw: _openalex_lookup_id([p]) for raw, p in parsed.items()}
-        found = openalex.fetch_works(client, [v for v in lookups.values() if v])
+        found = openalex.fetch_works(client, [v for v in lookups.values() if v], failed)
         target_records = {raw: found.get(v) if v else None for raw, v in lookups.items()}
     target_works: dict[str, Work] = {}
     for raw, paper_id in parsed.items():
@@ -233,6 +236,9 @@ def resolve_lineage(
             try:
                 references = semanticscholar.fetch_references(client, lookup)
             except NotFound:
+                continue
+            except UnreadableBody as error:
+                failed[lookup] = f"S2's reference list stays malformed: {error.problem}"
                 continue
             s2_lists[raw] = [
                 Mention(
@@ -258,7 +264,9 @@ def resolve_lineage(
             if r
             for w in r.referenced_works or ()
         ]
-        records = openalex.fetch_works(client, list(dict.fromkeys(wanted))) if wanted else {}
+        records = (
+            openalex.fetch_works(client, list(dict.fromkeys(wanted)), failed) if wanted else {}
+        )
         # Works only S2 listed (its IDs match no OpenAlex record fetched so far), by DOI or arXiv.
         known = {i for r in records.values() if r for i in _typed(r)}
         s2_only = [
@@ -268,7 +276,7 @@ def resolve_lineage(
             if m.ids and known.isdisjoint(m.ids) and (lookup := _openalex_lookup_id(m.ids))
         ]
         if s2_only:
-            records.update(openalex.fetch_works(client, list(dict.fromkeys(s2_only))))
+            records.update(openalex.fetch_works(client, list(dict.fromkeys(s2_only)), failed))
         for raw, record in target_records.items():
             listed = (
                 [w.removeprefix("openalex:") for w in (record.referenced_works or ())]
@@ -320,7 +328,9 @@ def resolve_lineage(
         described |= {id(works.current(target_works[raw])) for raw in target_dates}
         missing = [w for w in works.all() if id(w) not in described]
         s2_lookups = {id(w): _s2_lookup_id(w.ids) for w in missing}
-        s2_found = semanticscholar.fetch_papers(client, [v for v in s2_lookups.values() if v])
+        s2_found = semanticscholar.fetch_papers(
+            client, [v for v in s2_lookups.values() if v], failed
+        )
         for work in missing:
             lookup = s2_lookups[id(work)]
             paper = s2_found.get(lookup) if lookup else None
@@ -342,11 +352,26 @@ def resolve_lineage(
     for work in works.all():
         chosen = _existing_id(work.ids, existing or {}) or canonical_id(sorted(work.ids, key=str))
         work.paper_id = str(chosen)
+    unreadable = {ids.parse_any_id(raw): why for raw, why in failed.items()}
     results = []
     for raw in target_ids:
         target = works.current(target_works[raw])  # it may have joined another work since
-        results.append(_classify(raw, target, merged[raw], works, target_dates.get(raw)))
+        results.append(
+            _classify(raw, target, merged[raw], works, target_dates.get(raw), unreadable)
+        )
     return results
+
+
+def _notes(found: Iterable[PaperId], work: Work | None, failed: Mapping[PaperId, str]) -> str:
+    """Why the sources could not say more about a work: unreadable answers, wrong-typed fields.
+
+    Returned as a reason's suffix, `` [source problems: ...]`` ("" when there is nothing to
+    say), so a bad input stays visible on the row it affected; gold.py keeps it on a target.
+    """
+    notes = [failed[i] for i in sorted(found, key=str) if i in failed]
+    for record in work.records if work else ():
+        notes += [f"{record.source.value} gave {problem}" for problem in record.problems]
+    return f" {SOURCE_PROBLEMS}{'; '.join(dict.fromkeys(notes))}]" if notes else ""
 
 
 def _existing_id(found: Iterable[PaperId], existing: Mapping[PaperId, str]) -> str | None:
@@ -373,6 +398,7 @@ def _classify(
     entries: list[MergedReference],
     works: _Works,
     given_date: dt.date | None,
+    failed: Mapping[PaperId, str],
 ) -> TargetLineage:
     target_first = target.first_public()
     target_date = given_date or (target_first.date if target_first else None)
@@ -395,6 +421,7 @@ def _classify(
                 resolved=bool(entry.ids),
                 is_self=is_self(entry, target.ids, title, year) or work is target,
             )
+        reason += _notes(entry.ids, work, failed)
         resolved.append(ResolvedReference(entry, work, status, reason, date))
     eligible = sum(r.status is ReferenceStatus.ELIGIBLE for r in resolved)
     verdict, why = (
@@ -407,6 +434,7 @@ def _classify(
         verdict, why = TargetStatus.EXCLUDED, "no source lists any reference"
     elif not eligible:
         verdict, why = TargetStatus.EXCLUDED, "no reference is strictly before the cutoff"
+    why += _notes(target.ids, target, failed)
     return TargetLineage(raw, target, target_date, cutoff, resolved, verdict, why)
 
 

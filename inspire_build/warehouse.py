@@ -119,6 +119,8 @@ def migrate(
         except duckdb.Error as error:
             raise MigrationError(f"migration {migration.name} failed: {error}") from error
         applied.append(migration.name)
+    if applied:
+        _column_cache.pop(con, None)
     return applied
 
 
@@ -196,15 +198,25 @@ def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
+# Column names and types per connection and table. Reading DuckDB's catalog costs ~3 ms, more
+# than many writes, and only a migration changes the schema; migrate() clears this.
+_column_cache: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, dict[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
-    rows = con.execute(
-        "SELECT column_name, data_type FROM duckdb_columns() "
-        "WHERE schema_name = 'main' AND table_name = ? ORDER BY column_index",
-        [table],
-    ).fetchall()
-    if not rows:
-        raise WarehouseError(f"no table {table!r} in the warehouse")
-    return {str(name): str(kind) for name, kind in rows}
+    known = _column_cache.setdefault(con, {})
+    if table not in known:
+        rows = con.execute(
+            "SELECT column_name, data_type FROM duckdb_columns() "
+            "WHERE schema_name = 'main' AND table_name = ? ORDER BY column_index",
+            [table],
+        ).fetchall()
+        if not rows:
+            raise WarehouseError(f"no table {table!r} in the warehouse")
+        known[table] = {str(name): str(kind) for name, kind in rows}
+    return known[table]
 
 
 def _checked_columns(
@@ -395,3 +407,45 @@ def search(con: duckdb.DuckDBPyConnection, query: str, k: int) -> list[tuple[str
         [query, k],
     ).fetchall()
     return [(str(paper_id), float(score)) for paper_id, score in rows]
+
+
+def replace_all(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    rows: Sequence[Mapping[str, object]],
+    key: Sequence[str],
+) -> int:
+    """Replace every row of ``table`` with ``rows``, in one transaction (a full rebuild)."""
+    _columns(con, table)  # refuses a table that is not in the catalog
+    with transaction(con):
+        con.execute(f"DELETE FROM {_quote(table)}")  # noqa: S608 (checked name)
+        return upsert(con, table, rows, key)
+
+
+def build_corpus_index(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)build the bm25 index over ``corpus`` title and abstract, after the corpus changes."""
+    load_fts(con)
+    con.execute("PRAGMA create_fts_index('corpus', 'paper_id', 'title', 'abstract', overwrite=1)")
+
+
+def search_corpus(
+    con: duckdb.DuckDBPyConnection, query: str, k: int, before: dt.date
+) -> list[tuple[str, float, dt.date, str | None, int | None]]:
+    """The top ``k`` corpus works by bm25 that were public before ``before``.
+
+    Returns (paper_id, score, public_by, title, year). Needs :func:`build_corpus_index` and
+    :func:`load_fts` on this connection.
+    """
+    try:
+        rows = con.execute(
+            "SELECT paper_id, score, public_by, title, year FROM ("
+            "  SELECT paper_id, public_by, title, year, "
+            "  fts_main_corpus.match_bm25(paper_id, ?) AS score FROM corpus WHERE public_by < ?"
+            ") WHERE score IS NOT NULL ORDER BY score DESC, paper_id LIMIT ?",
+            [query, before, k],
+        ).fetchall()
+    except duckdb.CatalogException as error:
+        raise WarehouseError(
+            "the corpus has no search index; fill it with `inspire corpus build`"
+        ) from error
+    return [(str(p), float(s), d, t, y) for p, s, d, t, y in rows]

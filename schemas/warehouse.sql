@@ -8,6 +8,16 @@ CREATE TABLE audit_findings(brief_id VARCHAR, "check" VARCHAR, passed BOOLEAN NO
 
 CREATE TABLE briefs(brief_id VARCHAR PRIMARY KEY, target_id VARCHAR NOT NULL, attempt INTEGER NOT NULL, "text" VARCHAR NOT NULL, word_count INTEGER NOT NULL, prompt_name VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, status VARCHAR, reason VARCHAR, created_at TIMESTAMP WITH TIME ZONE NOT NULL);
 
+CREATE TABLE build_runs(run_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, status VARCHAR NOT NULL, reason VARCHAR, version_id VARCHAR, requested_at TIMESTAMP WITH TIME ZONE NOT NULL, started_at TIMESTAMP WITH TIME ZONE NOT NULL, waited_s DOUBLE NOT NULL, finished_at TIMESTAMP WITH TIME ZONE, pid INTEGER NOT NULL);
+
+CREATE TABLE corpus(paper_id VARCHAR PRIMARY KEY, title VARCHAR, abstract VARCHAR, "year" INTEGER, authors VARCHAR[], first_public_date DATE, date_precision VARCHAR, first_public_source VARCHAR, public_by DATE, records INTEGER NOT NULL, origin VARCHAR NOT NULL, added_at TIMESTAMP WITH TIME ZONE NOT NULL);
+
+CREATE TABLE corpus_ids(scheme VARCHAR, "value" VARCHAR, paper_id VARCHAR NOT NULL, PRIMARY KEY(scheme, "value"));
+
+CREATE TABLE env_sessions(session_id VARCHAR PRIMARY KEY, version_id VARCHAR, instance_id VARCHAR NOT NULL, agent VARCHAR NOT NULL, backend VARCHAR NOT NULL, budget INTEGER NOT NULL, calls INTEGER NOT NULL, status VARCHAR NOT NULL, ranking VARCHAR[], started_at TIMESTAMP WITH TIME ZONE NOT NULL, finished_at TIMESTAMP WITH TIME ZONE NOT NULL);
+
+CREATE TABLE env_steps(session_id VARCHAR, step INTEGER, tool VARCHAR NOT NULL, query VARCHAR NOT NULL, k INTEGER, exposed VARCHAR[] NOT NULL, latency_ms DOUBLE NOT NULL, PRIMARY KEY(session_id, step));
+
 CREATE TABLE eval_runs(run_id VARCHAR PRIMARY KEY, version_id VARCHAR, "name" VARCHAR NOT NULL, run_sha256 VARCHAR NOT NULL, params JSON NOT NULL, n_instances INTEGER NOT NULL, has_trajectories BOOLEAN NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL);
 
 CREATE TABLE eval_scores(run_id VARCHAR, instance_id VARCHAR, metric VARCHAR, "value" DOUBLE, ci_low DOUBLE, ci_high DOUBLE, PRIMARY KEY(run_id, instance_id, metric));

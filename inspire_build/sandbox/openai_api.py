@@ -65,10 +65,13 @@ class OpenAIConfig:
     fault: str | None = None
     fault_rate: float = 0.0
     timeout_s: float = 30.0
+    # (text, fault): every chat request whose prompt contains the text gets the fault, always.
+    triggers: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        if self.fault is not None and self.fault not in FAULTS:
-            raise ValueError(f"Unknown fault {self.fault!r}; valid faults: {', '.join(FAULTS)}")
+        for fault in (self.fault, *(f for _, f in self.triggers)):
+            if fault is not None and fault not in FAULTS:
+                raise ValueError(f"Unknown fault {fault!r}; valid faults: {', '.join(FAULTS)}")
         if not 0.0 <= self.fault_rate <= 1.0:
             raise ValueError(f"fault_rate must lie in [0, 1], got {self.fault_rate}")
 
@@ -373,6 +376,13 @@ def _loads(text: str | bytes) -> Any:
         return _INVALID
 
 
+def _triggered(config: OpenAIConfig, request: _ChatRequest) -> str | None:
+    if not config.triggers:
+        return None
+    text = _prompt_text(request.messages)
+    return next((fault for trigger, fault in config.triggers if trigger in text), None)
+
+
 def _fault(config: OpenAIConfig, key: object) -> str | None:
     chosen = random.Random(f"{config.seed}:{key}").random() < config.fault_rate
     return config.fault if chosen else None
@@ -595,7 +605,7 @@ def router(config: OpenAIConfig) -> fastapi.APIRouter:
     async def chat_completions(request: Request) -> dict[str, Any]:
         chat = _chat_request(await _json(request))
         number = state.next("chat")
-        fault = _fault(config, number)
+        fault = _triggered(config, chat) or _fault(config, number)
         await asyncio.sleep(config.latency_s + (config.timeout_s if fault == "timeout" else 0.0))
         ident = _digest(config.seed, "chat", number)[:24]
         return _completion(config, chat, fault, ident, state.tick())

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from inspire_build.sandbox.world import MARKER, Record
+from inspire_build.sandbox.world import EVAL_START, MARKER, Record
 
 OPENALEX = "https://openalex.org/"
 ARXIV_SOURCE = {
@@ -289,6 +289,61 @@ def s2_unidentified(record: Record) -> dict[str, Any]:
     paper = dict.fromkeys(s2_paper(record))
     paper.update({"title": record.s2_title, "year": record.s2_year, "venue": "", "authors": []})
     return paper
+
+
+def hostile_openalex(record: Record, work: dict[str, Any]) -> dict[str, Any]:
+    """The work as a hostile world serves it: wrong types, or null in every optional field.
+
+    A cited work's date is a number too; a target's stays a string, so selection can order it.
+    """
+    if record.hostile == "nulls":
+        kept = ("id", "indexed_in")
+        return {key: value if key in kept else None for key, value in work.items()}
+    if record.hostile != "wrong_types":
+        return work
+    wrong = {
+        **work,
+        "title": [work["title"]],
+        "display_name": {"text": work["title"]},
+        "publication_year": str(work["publication_year"]),
+        "referenced_works": " ".join(work["referenced_works"]),
+        "referenced_works_count": str(work["referenced_works_count"]),
+        "authorships": {"first": work["authorships"][0]},
+        "abstract_inverted_index": list(work["abstract_inverted_index"]),
+        "topics": {"field": "Computer Science"},
+    }
+    if record.publication_date < EVAL_START:
+        wrong["publication_date"] = int(record.publication_date.replace("-", ""))
+    return wrong
+
+
+def hostile_s2(record: Record, paper: dict[str, Any]) -> dict[str, Any]:
+    """The S2 paper as a hostile world serves it (see :func:`hostile_openalex`)."""
+    if record.hostile == "nulls":
+        return {key: None if key != "paperId" else value for key, value in paper.items()}
+    if record.hostile != "wrong_types":
+        return paper
+    return {
+        **paper,
+        "title": [paper["title"]],
+        "year": f"circa {paper['year']}",
+        "publicationDate": 20200101,
+        "externalIds": list((paper["externalIds"] or {}).items()),
+        "authors": {"first": paper["authors"][0]},
+        "fieldsOfStudy": "Computer Science",
+        "s2FieldsOfStudy": "Computer Science",
+        "referenceCount": "many",
+        "abstract": {"text": paper["abstract"]},
+        "venue": 7,
+    }
+
+
+def malformed(record: Record) -> bytes:
+    """A permanently malformed JSON answer: an unquoted date and no closing brace."""
+    return (
+        f'{{"id": "{OPENALEX}{record.openalex}", "title": "{record.title}", '
+        f'"publication_date": {record.publication_date}, "referenced_works": ['
+    ).encode()
 
 
 def select(record: Mapping[str, Any], fields: Iterable[str] | None) -> dict[str, Any]:

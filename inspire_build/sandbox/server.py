@@ -156,6 +156,7 @@ class Sandbox:
         if cached is None:
             referenced = [self.by_key[c.cites].openalex for c in record.references]
             cached = payloads.openalex_work(record, referenced, len(self.citing[record.key]))
+            cached = payloads.hostile_openalex(record, cached)
             self._works[record.key] = cached
         return cached
 
@@ -164,14 +165,17 @@ class Sandbox:
         cache_key = (record.key, tuple(fields) if fields is not None else None)
         cached = self._work_json.get(cache_key)
         if cached is None:
-            cached = orjson.dumps(_pick(self.work(record), fields))
+            if record.hostile == "malformed_json":  # so is every page that holds it
+                cached = payloads.malformed(record)
+            else:
+                cached = orjson.dumps(_pick(self.work(record), fields))
             self._work_json[cache_key] = cached
         return cached
 
     def paper(self, record: Record) -> dict[str, Any]:
         cached = self._papers.get(record.key)
         if cached is None:
-            cached = payloads.s2_paper(record)
+            cached = payloads.hostile_s2(record, payloads.s2_paper(record))
             self._papers[record.key] = cached
         return cached
 
@@ -316,13 +320,23 @@ def _marked(send: Send) -> Send:
     return marked
 
 
+def _with_triggers(config: OpenAIConfig, world: World) -> OpenAIConfig:
+    """A hostile world's ``llm_*`` records fault every chat request that carries their abstract."""
+    triggers = tuple(
+        (record.abstract, record.hostile.removeprefix("llm_"))
+        for record in world.records
+        if record.hostile and record.hostile.startswith("llm_")
+    )
+    return dataclasses.replace(config, triggers=config.triggers + triggers) if triggers else config
+
+
 def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
     """The FastAPI app serving ``world``. ``app.state.sandbox`` holds the live state."""
     config = config or SandboxConfig()
     sandbox = Sandbox(world, config)
     app = FastAPI(title=f"{MARKER}: a local emulator of scholarly APIs (a test double)")
     app.state.sandbox = sandbox
-    app.include_router(router(config.openai), prefix="/v1")
+    app.include_router(router(_with_triggers(config.openai, world)), prefix="/v1")
 
     app.add_middleware(_LimitsAndFaults, sandbox=sandbox)
 
@@ -352,6 +366,9 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
         if problem:
             return _json(problem, 400)
         records = [_s2_entity(sandbox, str(i)) for i in requested]
+        broken = next((r for r in records if r and r.hostile == "malformed_json"), None)
+        if broken:
+            return Response(payloads.malformed(broken), media_type="application/json")
         return _json([payloads.select(sandbox.paper(r), fields) if r else None for r in records])
 
     @app.get("/graph/v1/paper/{rest:path}")
@@ -365,6 +382,8 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
         fields, problem = _s2_fields(query.get("fields"))
         if problem:
             return _json(problem, 400)
+        if record.hostile == "malformed_json":
+            return Response(payloads.malformed(record), media_type="application/json")
         return _json(payloads.select(sandbox.paper(record), fields))
 
     @app.get("/api/query")

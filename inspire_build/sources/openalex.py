@@ -26,10 +26,12 @@ from inspire_build.http import (
     HttpClient,
     Params,
     SourceCodec,
+    UnreadableBody,
     check_json,
     json_error_message,
 )
 from inspire_build.models import DatePrecision, Paper, PaperIds, Source
+from inspire_build.sources.raw import Fields, dicts
 
 NAME = "openalex"
 BASE_URL = "https://api.openalex.org"
@@ -194,69 +196,88 @@ CODEC = SourceCodec(
 # --- parsing (pure) -----------------------------------------------------------------------------
 
 
-def _arxiv_id(work: Mapping[str, Any]) -> str | None:
-    doi = work.get("doi")
+def _arxiv_id(work: Mapping[str, Any], doi: str | None) -> str | None:
     if doi:
         from_doi = ids.doi_to_arxiv(doi)
         if from_doi:
             return from_doi
-    for location in work.get("locations") or []:
-        source = (location or {}).get("source") or {}
-        if str(source.get("id", "")).endswith(ARXIV_SOURCE):
+    for location in dicts(work.get("locations")):
+        source = location.get("source")
+        if isinstance(source, dict) and str(source.get("id", "")).endswith(ARXIV_SOURCE):
             for url in (location.get("landing_page_url"), location.get("pdf_url")):
                 try:
-                    return ids.normalize_arxiv(url) if url else None
+                    return ids.normalize_arxiv(url) if isinstance(url, str) else None
                 except InvalidIdError:
                     continue
     return None
 
 
-def _date(value: object) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(str(value)) if value else None
-    except ValueError:
-        return None
-
-
 def parse(work: Mapping[str, Any]) -> Paper:
-    """One OpenAlex work record (API, or a line of the bulk snapshot) -> Paper."""
-    doi = work.get("doi")
-    published = _date(work.get("publication_date"))
-    topics = [work.get("primary_topic"), *(work.get("topics") or [])]
+    """One OpenAlex work record (API, or a line of the bulk snapshot) -> Paper.
+
+    A field of the wrong type is read as missing and named in ``Paper.problems``.
+    """
+    raw = Fields(work)
+    doi = raw.get("doi", str)
+    published = raw.date("publication_date")
+    primary = raw.get("primary_topic", dict)
+    topics = [primary, *dicts(raw.get("topics", list))]
     fields = dict.fromkeys(
-        str(((t or {}).get("field") or {}).get("display_name"))
+        str(t["field"]["display_name"])
         for t in topics
-        if ((t or {}).get("field") or {}).get("display_name")
+        if isinstance(t, dict)
+        and isinstance(t.get("field"), dict)
+        and isinstance(t["field"].get("display_name"), str)
     )
-    referenced = tuple(
-        "openalex:" + ids.normalize_openalex(w) for w in work.get("referenced_works") or []
-    )
-    venue = (((work.get("primary_location") or {}).get("source")) or {}).get("display_name")
+    referenced = raw.openalex_ids("referenced_works")
+    location = raw.get("primary_location", dict) or {}
+    source = location.get("source")
+    venue = source.get("display_name") if isinstance(source, dict) else None
+    venue = venue if isinstance(venue, str) else None
     authors = tuple(
         str(a["author"]["display_name"])
-        for a in work.get("authorships") or []
-        if (a.get("author") or {}).get("display_name")
+        for a in dicts(raw.get("authorships", list))
+        if isinstance(a.get("author"), dict) and isinstance(a["author"].get("display_name"), str)
     )
-    count = work.get("referenced_works_count")
-    doi_value = ids.normalize_doi(doi) if doi else None
+    count = raw.get("referenced_works_count", int)
+    listed_count = count if count is not None and count >= 0 else len(referenced or ()) or None
+    inverted = raw.get("abstract_inverted_index", dict)
+    year = raw.get("publication_year", int)
+    openalex_id = raw.get("id", str)
+    try:
+        doi_value = ids.normalize_doi(doi) if doi else None
+    except InvalidIdError:
+        raw.problems.append(f"doi: {doi[:40]!r} is not a DOI")
+        doi_value = None
+    title = raw.get("title", str) or raw.get("display_name", str) or None
+    paper_ids = PaperIds(
+        openalex=openalex_id,
+        doi=None if doi_value and ids.doi_to_arxiv(doi_value) else doi_value,
+        arxiv=_arxiv_id(work, doi_value),
+    )
     return Paper(
         source=Source.OPENALEX,
-        ids=PaperIds(
-            openalex=work.get("id"),
-            doi=None if doi_value and ids.doi_to_arxiv(doi_value) else doi_value,
-            arxiv=_arxiv_id(work),
-        ),
-        title=work.get("title") or work.get("display_name") or None,
-        abstract=invert_abstract(work.get("abstract_inverted_index")) or None,
-        year=work.get("publication_year"),
+        ids=paper_ids,
+        title=title,
+        abstract=_abstract(inverted, raw.problems),
+        year=year if year is None or 1000 <= year <= 2100 else None,
         publication_date=published,
         date_precision=DatePrecision.DAY if published else None,
         venue=venue or None,
         authors=authors,
         fields=tuple(fields),
-        reference_count=count if count is not None else len(referenced) or None,
+        reference_count=listed_count,
         referenced_works=referenced,
+        problems=tuple(raw.problems),
     )
+
+
+def _abstract(inverted: dict[str, Any] | None, problems: list[str]) -> str | None:
+    try:
+        return invert_abstract(inverted) or None
+    except (TypeError, ValueError, IndexError):  # positions that are not lists of numbers
+        problems.append("abstract_inverted_index: positions are not lists of numbers")
+        return None
 
 
 def parse_page(page: Mapping[str, Any]) -> tuple[list[Paper], Mapping[str, Any]]:
@@ -325,17 +346,45 @@ def _list_query(
     return path, [*params, ("per_page", str(per_page))]
 
 
-def fetch_works(client: HttpClient, paper_ids: Sequence[str]) -> dict[str, Paper | None]:
-    """Works by ID in OR-filter batches. Every requested ID is a key; None means not found."""
+def fetch_works(
+    client: HttpClient, paper_ids: Sequence[str], failed: dict[str, str] | None = None
+) -> dict[str, Paper | None]:
+    """Works by ID in OR-filter batches. Every requested ID is a key; None means not found.
+
+    With ``failed``, a batch whose answer stays unreadable is asked again one ID at a time
+    (one bad record breaks a whole page), and the IDs whose own answer is unreadable go into
+    ``failed`` (ID -> why, naming the source and the problem) instead of failing the others.
+    """
     found: dict[str, Paper | None] = {raw: None for raw in paper_ids}
     wanted = {_canonical_entity(raw): raw for raw in paper_ids}
     for key, values in batch_queries(paper_ids):
-        path, params = _list_query({key: values})
-        for paper in _pages(client, path, params):
+        prefix = "doi:" if key == "doi" else ""
+        for paper in _batch(client, key, values, prefix, failed, wanted):
             for name in _entity_names(paper):
                 if name in wanted:
                     found[wanted[name]] = paper
     return found
+
+
+def _batch(
+    client: HttpClient,
+    key: str,
+    values: list[str],
+    prefix: str,
+    failed: dict[str, str] | None,
+    wanted: Mapping[str, str],
+) -> list[Paper]:
+    path, params = _list_query({key: values})
+    try:
+        return list(_pages(client, path, params))
+    except UnreadableBody as error:
+        if failed is None:
+            raise
+        if len(values) == 1:
+            raw = wanted.get(prefix + values[0], values[0])
+            failed[raw] = f"OpenAlex's answer for {raw} stays malformed: {error.problem}"
+            return []
+        return [p for v in values for p in _batch(client, key, [v], prefix, failed, wanted)]
 
 
 def _entity_names(paper: Paper) -> list[str]:
@@ -351,13 +400,33 @@ def _entity_names(paper: Paper) -> list[str]:
 
 def list_works(client: HttpClient, filter_text: str) -> list[Paper]:
     """Every work matching an OpenAlex filter string, cursor-paged 100 at a time."""
-    path = "/works"
+    return list(iter_works(client, filter_text))
+
+
+def iter_works(client: HttpClient, filter_text: str) -> Iterator[Paper]:
+    """:func:`list_works`, one page at a time, for listings too large to hold at once."""
     params = [
         ("filter", filter_text),
         ("select", ",".join(WORK_FIELDS)),
         ("per_page", str(PER_PAGE_MAX)),
     ]
-    return list(_pages(client, path, params))
+    return _pages(client, "/works", params)
+
+
+def search_works(
+    client: HttpClient, query: str, *, before: dt.date | None, per_page: int
+) -> list[Paper]:
+    """One page of OpenAlex's full-text search; with ``before``, only works published before it.
+
+    ``to_publication_date`` is inclusive, so it is set to the day before ``before``. It filters
+    on OpenAlex's own date, which callers must not take for a first public date.
+    """
+    params = [("search", query)]
+    if before is not None:
+        params.append(("filter", f"to_publication_date:{before - dt.timedelta(days=1)}"))
+    params += [("select", ",".join(WORK_FIELDS)), ("per_page", str(min(per_page, PER_PAGE_MAX)))]
+    papers, _ = parse_page(client.get(NAME, "/works", params).json())
+    return papers
 
 
 def _pages(client: HttpClient, path: str, params: Params) -> Iterator[Paper]:
@@ -377,8 +446,19 @@ def _pages(client: HttpClient, path: str, params: Params) -> Iterator[Paper]:
 
 def candidate_filter(split: SplitConfig) -> str:
     """The OpenAlex filter for a split's candidate targets."""
+    clauses = [
+        window_filter(split.fields, split.start, split.end),
+        f"locations.source.id:{ARXIV_SOURCE}",
+    ]
+    if split.min_references:
+        clauses.append(f"referenced_works_count:>{split.min_references - 1}")
+    return ",".join(clauses)
+
+
+def window_filter(fields: Sequence[str], start: dt.date, end: dt.date) -> str:
+    """Works of these fields (names or ASJC numbers) published from ``start`` to ``end``."""
     field_ids = []
-    for name in split.fields:
+    for name in fields:
         if name.isdigit():
             field_ids.append(name)
         elif name in FIELD_IDS:
@@ -386,12 +466,10 @@ def candidate_filter(split: SplitConfig) -> str:
         else:
             known = ", ".join(sorted(FIELD_IDS))
             raise InputError(f"unknown OpenAlex field {name!r}; known fields: {known}")
-    clauses = [
-        f"primary_topic.field.id:{'|'.join(field_ids)}",
-        f"from_publication_date:{split.start.isoformat()}",
-        f"to_publication_date:{split.end.isoformat()}",
-        f"locations.source.id:{ARXIV_SOURCE}",
-    ]
-    if split.min_references:
-        clauses.append(f"referenced_works_count:>{split.min_references - 1}")
-    return ",".join(clauses)
+    return ",".join(
+        [
+            f"primary_topic.field.id:{'|'.join(field_ids)}",
+            f"from_publication_date:{start.isoformat()}",
+            f"to_publication_date:{end.isoformat()}",
+        ]
+    )

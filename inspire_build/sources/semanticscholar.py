@@ -26,6 +26,7 @@ from inspire_build.http import (
     Params,
     SourceCodec,
     SourceError,
+    UnreadableBody,
     check_json,
     json_error_message,
 )
@@ -38,6 +39,7 @@ from inspire_build.models import (
     ReferenceStatus,
     Source,
 )
+from inspire_build.sources.raw import Fields
 
 NAME = "s2"
 BASE_URL = "https://api.semanticscholar.org/graph/v1"
@@ -164,21 +166,21 @@ CODEC = SourceCodec(
 # --- parsing (pure) -----------------------------------------------------------------------------
 
 
-def _ids(record: Mapping[str, Any]) -> PaperIds:
-    external = record.get("externalIds") or {}
-    corpus = record.get("corpusId") or external.get("CorpusId")
-    values: dict[str, str | None] = {
-        "s2": record.get("paperId"),
+def _ids(raw: Fields) -> PaperIds:
+    external = raw.get("externalIds", dict) or {}
+    corpus = raw.get("corpusId", int, str) or external.get("CorpusId")
+    values: dict[str, object] = {
+        "s2": raw.get("paperId", str),
         "corpus_id": str(corpus) if corpus is not None else None,
         "arxiv": external.get("ArXiv"),
         "doi": external.get("DOI"),
     }
     clean: dict[str, str] = {}
     for key, value in values.items():
-        if not value:
+        if not value or not isinstance(value, str | int):
             continue
         try:
-            clean[key] = str(PaperIds.model_validate({key: value}).model_dump()[key])
+            clean[key] = str(PaperIds.model_validate({key: str(value)}).model_dump()[key])
         except ValueError:
             continue  # a malformed external ID is dropped; the others still identify the work
     if "doi" in clean and ids.doi_to_arxiv(clean["doi"]):
@@ -187,59 +189,80 @@ def _ids(record: Mapping[str, Any]) -> PaperIds:
     return PaperIds.model_validate(clean)
 
 
-def _date(record: Mapping[str, Any]) -> tuple[dt.date | None, DatePrecision | None]:
-    value = record.get("publicationDate")
+def _date(raw: Fields) -> tuple[dt.date | None, int | None, DatePrecision | None]:
+    """(day, year, precision); a year outside 1000-2100 is no year."""
+    year = raw.get("year", int)
+    year = year if year is None or 1000 <= year <= 2100 else None
+    value = raw.get("publicationDate", str)
     if value:
         try:
-            return dt.date.fromisoformat(str(value)[:10]), DatePrecision.DAY
+            return dt.date.fromisoformat(value[:10]), year, DatePrecision.DAY
         except ValueError:
-            pass
-    return None, DatePrecision.YEAR if record.get("year") else None
+            raw.problems.append(f"publicationDate: {value[:40]!r} is not a date")
+    return None, year, DatePrecision.YEAR if year else None
+
+
+def _names(raw: Fields, name: str, key: str) -> list[str]:
+    listed = raw.get(name, list) or []
+    return [
+        str(item[key]) if isinstance(item, dict) else str(item)
+        for item in listed
+        if (isinstance(item, dict) and isinstance(item.get(key), str)) or isinstance(item, str)
+    ]
 
 
 def parse_paper(record: Mapping[str, Any]) -> Paper:
-    """One S2 paper record (API, or a line of the Datasets ``papers`` files) -> Paper."""
-    published, precision = _date(record)
+    """One S2 paper record (API, or a line of the Datasets ``papers`` files) -> Paper.
+
+    A field of the wrong type is read as missing and named in ``Paper.problems``.
+    """
+    raw = Fields(record)
+    published, year, precision = _date(raw)
     fields = dict.fromkeys(
-        [
-            *(record.get("fieldsOfStudy") or []),
-            *(f.get("category") for f in record.get("s2FieldsOfStudy") or [] if f.get("category")),
-        ]
+        [*_names(raw, "fieldsOfStudy", "category"), *_names(raw, "s2FieldsOfStudy", "category")]
     )
+    count = raw.get("referenceCount", int)
+    paper_ids = _ids(raw)
     return Paper(
         source=Source.S2,
-        ids=_ids(record),
-        title=record.get("title") or None,
-        abstract=record.get("abstract") or None,
-        year=record.get("year"),
+        ids=paper_ids,
+        title=raw.get("title", str) or None,
+        abstract=raw.get("abstract", str) or None,
+        year=year,
         publication_date=published,
         date_precision=precision,
-        venue=record.get("venue") or None,
-        authors=tuple(a["name"] for a in record.get("authors") or [] if a.get("name")),
-        fields=tuple(str(f) for f in fields),
-        reference_count=record.get("referenceCount"),
+        venue=raw.get("venue", str) or None,
+        authors=tuple(_names(raw, "authors", "name")),
+        fields=tuple(fields),
+        reference_count=count if count is None or count >= 0 else None,
+        problems=tuple(raw.problems),
     )
 
 
 def parse_reference(item: Mapping[str, Any], target_id: str, position: int) -> Reference:
-    """One entry of ``/paper/{id}/references``. A null paperId stays, as unresolved."""
-    cited = item.get("citedPaper") or {}
-    published, _ = _date(cited)
-    intents = item.get("intents")
-    contexts = item.get("contexts")
+    """One entry of ``/paper/{id}/references``. A null paperId stays, as unresolved.
+
+    Fields of the wrong type are read as missing, as in :func:`parse_paper`.
+    """
+    signals = Fields(item)
+    cited = Fields(signals.get("citedPaper", dict) or {})
+    published, year, _ = _date(cited)
+    intents = [i for i in signals.get("intents", list) or () if isinstance(i, str)]
+    contexts = [c for c in signals.get("contexts", list) or () if isinstance(c, str)]
+    paper_ids = _ids(cited)
     return Reference(
         target_id=target_id,
         ref_key=f"s2:{position}",
-        ids=_ids(cited),
-        title=cited.get("title") or None,
-        year=cited.get("year"),
+        ids=paper_ids,
+        title=cited.get("title", str) or None,
+        year=year,
         publication_date=published,
-        contexts=tuple(contexts) if contexts is not None else None,
-        intents=tuple(dict.fromkeys(intents)) if intents is not None else None,
-        is_influential=item.get("isInfluential"),
+        contexts=tuple(contexts) if item.get("contexts") is not None else None,
+        intents=tuple(dict.fromkeys(intents)) if item.get("intents") is not None else None,
+        is_influential=signals.get("isInfluential", bool),
         provenance=(Provenance(source=Source.S2),),
-        status=None if cited.get("paperId") else ReferenceStatus.UNRESOLVED,
-        reason=None if cited.get("paperId") else "S2 lists this reference with no paperId",
+        status=None if paper_ids.s2 else ReferenceStatus.UNRESOLVED,
+        reason=None if paper_ids.s2 else "S2 lists this reference with no paperId",
     )
 
 
@@ -276,24 +299,39 @@ def _reference_pages(client: HttpClient, paper_id: str) -> Iterator[Reference]:
         offset = int(next_offset)
 
 
-def fetch_papers(client: HttpClient, paper_ids: Sequence[str]) -> dict[str, Paper | None]:
-    """Papers by ID through ``POST /paper/batch``, ≤ 500 per call. None means not found."""
+def fetch_papers(
+    client: HttpClient, paper_ids: Sequence[str], failed: dict[str, str] | None = None
+) -> dict[str, Paper | None]:
+    """Papers by ID through ``POST /paper/batch``, ≤ 500 per call. None means not found.
+
+    With ``failed``, a batch whose answer stays unreadable is asked again one ID at a time, as
+    in ``openalex.fetch_works``, and the IDs whose own answer is unreadable go into ``failed``.
+    """
     unique = list(dict.fromkeys(paper_ids))
-    found: dict[str, Paper | None] = {}
+    found: dict[str, Paper | None] = dict.fromkeys(unique)
     for start in range(0, len(unique), BATCH_MAX):
-        chunk = unique[start : start + BATCH_MAX]
-        body = {"ids": [api_id(i) for i in chunk]}
-        answer = client.get(
-            NAME,
-            "/paper/batch",
-            [("fields", ",".join(PAPER_FIELDS))],
-            json_body=body,
-            method="POST",
-        ).json()
-        if not isinstance(answer, list) or len(answer) != len(chunk):
-            raise SourceError(
-                f"s2: /paper/batch answered {len(answer)} records for {len(chunk)} IDs"
-            )
-        for raw, record in zip(chunk, answer, strict=True):
-            found[raw] = parse_paper(record) if record else None
+        found.update(_batch(client, unique[start : start + BATCH_MAX], failed))
     return found
+
+
+def _batch(
+    client: HttpClient, chunk: list[str], failed: dict[str, str] | None
+) -> dict[str, Paper | None]:
+    body = {"ids": [api_id(i) for i in chunk]}
+    try:
+        fields = [("fields", ",".join(PAPER_FIELDS))]
+        answer = client.get(NAME, "/paper/batch", fields, json_body=body, method="POST").json()
+    except UnreadableBody as error:
+        if failed is None:
+            raise
+        if len(chunk) == 1:
+            failed[chunk[0]] = f"S2's answer for {chunk[0]} stays malformed: {error.problem}"
+            return {}
+        return {k: v for one in chunk for k, v in _batch(client, [one], failed).items()}
+    if not isinstance(answer, list) or len(answer) != len(chunk):
+        shown = len(answer) if isinstance(answer, list) else type(answer).__name__
+        raise SourceError(f"s2: /paper/batch answered {shown} records for {len(chunk)} IDs")
+    return {
+        raw: parse_paper(record) if isinstance(record, dict) else None
+        for raw, record in zip(chunk, answer, strict=True)
+    }

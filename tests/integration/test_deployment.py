@@ -1,10 +1,10 @@
 """The product as users drive it: a real `prefect server start`, the served deployments, and
-`prefect deployment run build-split/eval`; then a build killed with SIGKILL and rerun."""
+`prefect deployment run build-split/eval`. (Kills, faults and concurrency are in
+tests/reliability/.)"""
 
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -120,44 +120,3 @@ def test_prefect_deployment_run_builds_a_version(
     audited = run(local, sys.executable, "-m", "inspire_build", "audit", "eval")
     assert audited.returncode == 0, audited.stderr[-2000:]
     assert export_hashes(local, tmp_path / "export")
-
-
-def test_a_killed_build_reruns_to_the_same_export(
-    sandbox_env: dict[str, str], tmp_path: Path
-) -> None:
-    def env_for(name: str) -> dict[str, str]:
-        return {
-            **sandbox_env,
-            "INSPIRE_WAREHOUSE": str(tmp_path / f"{name}.duckdb"),
-            "PREFECT_HOME": str(tmp_path / f"prefect-{name}"),
-        }
-
-    build = [sys.executable, "-m", "inspire_build", "build", "--split", "eval", "--limit", "10"]
-    clean = env_for("clean")
-    assert run(clean, *build).returncode == 0
-    expected = export_hashes(clean, tmp_path / "clean-export")
-
-    killed = env_for("killed")
-    for delay in (6.0, 9.0, 12.0):  # the temporary Prefect server, lineage, then the LLM steps
-        # Its own session, so the kill takes its temporary Prefect server down with it.
-        process = subprocess.Popen(
-            build,
-            env=killed,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        time.sleep(delay)
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=60)
-    finished = run(killed, *build)
-    assert finished.returncode == 0, finished.stderr[-2000:]
-    con = duckdb.connect(str(tmp_path / "killed.duckdb"), read_only=True)
-    duplicates = con.execute(
-        'SELECT (SELECT count(*) - count(DISTINCT (target_id, ref_key)) FROM "references"), '
-        "(SELECT count(*) - count(DISTINCT (version_id, instance_id)) FROM instances), "
-        "(SELECT count(*) - count(DISTINCT (target_id, paper_id)) FROM grades)"
-    ).fetchone()
-    con.close()
-    assert duplicates == (0, 0, 0)
-    assert export_hashes(killed, tmp_path / "killed-export") == expected

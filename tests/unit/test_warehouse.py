@@ -31,6 +31,11 @@ EXPECTED_TABLES = {
     "eval_scores",
     "gold_completeness",
     "llm_batches",
+    "corpus",
+    "corpus_ids",
+    "env_sessions",
+    "env_steps",
+    "build_runs",
 }
 
 

@@ -1,0 +1,279 @@
+"""A Sandbox build against the physical limits: HTTP calls, wall time, Prefect, memory, LLM.
+
+Run: .venv/bin/python bench/build.py [--papers 3000] [--targets 200] [--time-scale 5]
+
+The Sandbox runs in its own process with the real services' rate limits multiplied by
+``--time-scale`` (OpenAlex 100/s, S2 1/s, arXiv one request per 3 s), and the pipeline is given
+the same scaled limits, as a user with keys would configure it. ``inspire build`` runs as a
+subprocess against a `prefect server start` the bench starts first (its start-up is reported
+apart). For each source it prints, side by side:
+
+- HTTP calls (every request the host answered, rate-limit refusals included) against the lower
+  bound: ``resolve.lower_bound`` of an unthrottled resolve of the same targets, plus the pages
+  of the split's candidate list for OpenAlex;
+- wall time against the rate-limit bound: each host's lower-bound calls over its allowed rate,
+  taking the slowest host;
+- Prefect's overhead: the flow run's wall time less the time inside its task runs, as a share;
+- the build process's peak RSS;
+- LLM calls and tokens per target;
+
+and the same figures for a warm rerun (0 HTTP and 0 LLM calls expected). Nothing is asserted:
+machines are shared and noisy. ``measure`` is reused by ``bench/scale.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import requests
+from sandbox_speed import free_port, wait_until_up
+
+from inspire_build import warehouse
+from inspire_build.resolve import lower_bound, resolve_lineage, select_targets
+from inspire_build.sandbox import server, world
+from inspire_build.sources import make_client
+
+SOURCES = ("openalex", "s2", "arxiv")
+HOST_RPS = {"openalex": 100.0, "s2": 1.0, "arxiv": 1 / 3}  # the services' own limits
+TARGET_CALLS_RATIO, TARGET_WALL_RATIO = 1.1, 1.3
+
+
+@dataclasses.dataclass
+class Run:
+    """The figures of one `inspire build`."""
+
+    wall_s: float
+    calls: dict[str, int]
+    refused: dict[str, int]
+    llm_calls: int
+    tokens: int
+    peak_rss_mb: float
+    flow_s: float
+    task_s: float
+
+    @property
+    def prefect_share(self) -> float:
+        return (self.flow_s - self.task_s) / self.wall_s if self.wall_s else 0.0
+
+
+@dataclasses.dataclass
+class Measured:
+    targets: int
+    bound: dict[str, int]
+    time_scale: float
+    prefect_start_s: float
+    cold: Run
+    warm: Run
+
+    def bound_s(self) -> dict[str, float]:
+        return {s: self.bound[s] / (HOST_RPS[s] * self.time_scale) for s in SOURCES}
+
+
+def _stats(base: str) -> dict[str, int]:
+    counts: dict[str, int] = requests.get(base + "/_sandbox/stats", timeout=10).json()["counts"]
+    return counts
+
+
+def _family_counts(counts: dict[str, int], family: str) -> tuple[int, int]:
+    """Requests a family answered, and how many of them were rate-limit refusals."""
+    refusal = {"openalex": 403, "s2": 429, "arxiv": 503}[family]
+    answered = sum(v for k, v in counts.items() if k.split()[0] == family)
+    return answered, counts.get(f"{family} {refusal}", 0)
+
+
+def _task_seconds(api_url: str) -> tuple[float, float]:
+    """The newest flow run's wall time and the summed wall time of its task runs (REST API)."""
+    runs = requests.post(
+        api_url + "/flow_runs/filter", json={"sort": "START_TIME_DESC", "limit": 1}, timeout=30
+    ).json()
+    tasks = requests.post(
+        api_url + "/task_runs/filter",
+        json={"flow_runs": {"id": {"any_": [runs[0]["id"]]}}},
+        timeout=30,
+    ).json()
+
+    def seconds(run: dict[str, Any]) -> float:
+        if not run.get("start_time") or not run.get("end_time"):
+            return 0.0
+        start, end = (dt.datetime.fromisoformat(run[k]) for k in ("start_time", "end_time"))
+        return (end - start).total_seconds()
+
+    return seconds(runs[0]), sum(seconds(t) for t in tasks)
+
+
+def _build(env: dict[str, str], base: str, api_url: str, targets: int, db: Path) -> Run:
+    before = _stats(base)
+    con = duckdb.connect(str(db), read_only=True) if db.exists() else None
+    llm_before = con.execute("SELECT count(*) FROM llm_calls").fetchone()[0] if con else 0
+    if con:
+        con.close()
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "inspire_build",
+            "build",
+            "--split",
+            "eval",
+            "--limit",
+            str(targets),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    errors = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    if status != 0:
+        raise SystemExit(f"the build failed:\n{errors.decode()[-3000:]}")
+    after = _stats(base)
+    delta = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+    calls, refused = {}, {}
+    for family in SOURCES:
+        calls[family], refused[family] = _family_counts(delta, family)
+    con = duckdb.connect(str(db), read_only=True)
+    llm_calls, tokens = con.execute(
+        "SELECT count(*), coalesce(sum(tokens_in + tokens_out), 0) FROM llm_calls"
+    ).fetchone()  # type: ignore[misc]
+    con.close()
+    flow_s, task_s = _task_seconds(api_url)
+    return Run(
+        wall_s=wall,
+        calls=calls,
+        refused=refused,
+        llm_calls=int(llm_calls) - int(llm_before),
+        tokens=int(tokens),
+        peak_rss_mb=usage.ru_maxrss / 1024,
+        flow_s=flow_s,
+        task_s=task_s,
+    )
+
+
+def _bound(generated: world.World, targets: int) -> dict[str, int]:
+    """The lower bound for the targets the build selects, from an unthrottled resolve."""
+    with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
+        settings = server.settings_for(base)
+        con = warehouse.connect(":memory:")
+        warehouse.migrate(con)
+        client = make_client(settings, con, mode="live")
+        chosen = select_targets(client, con, settings, "eval", limit=targets).selected
+        selection = client.stats["openalex"].network  # the candidate list's pages
+        bound = lower_bound(resolve_lineage(chosen, client))
+        return {**bound, "openalex": bound["openalex"] + selection}
+
+
+def measure(
+    papers: int, targets: int, time_scale: float, seed: int = 0, llm: str = "rules"
+) -> Measured:
+    """Build ``targets`` eval targets of a ``papers``-record world, cold and then warm."""
+    generated = world.generate(world.WorldConfig(seed=seed, papers=papers))
+    bound = _bound(generated, targets)
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        world.write(generated, root / "world")
+        port, prefect_port = free_port(), free_port()
+        base, api_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{prefect_port}/api"
+        env = {
+            **os.environ,
+            **dict(line.split("=", 1) for line in server.env_lines(base, time_scale)),
+            "INSPIRE_OPENALEX_RPS": f"{min(100.0, HOST_RPS['openalex'] * time_scale):g}",
+            "INSPIRE_WAREHOUSE": str(root / "w.duckdb"),
+            "INSPIRE_LLM_BACKEND": llm,
+            "PREFECT_HOME": str(root / "prefect"),
+            "PREFECT_API_URL": api_url,
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        }
+        sandbox = subprocess.Popen(
+            [sys.executable, "-m", "inspire_build", "sandbox", "serve", "--world",
+             str(root / "world"), "--port", str(port), "--time-scale", f"{time_scale:g}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        started = time.perf_counter()
+        prefect = subprocess.Popen(
+            [str(Path(sys.executable).parent / "prefect"), "server", "start", "--host",
+             "127.0.0.1", "--port", str(prefect_port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            wait_until_up(base, sandbox)
+            _wait_for_prefect(api_url)
+            prefect_start = time.perf_counter() - started
+            cold = _build(env, base, api_url, targets, root / "w.duckdb")
+            warm = _build(env, base, api_url, targets, root / "w.duckdb")
+        finally:
+            for process in (sandbox, prefect):
+                process.terminate()
+                process.wait(timeout=60)
+    return Measured(targets, bound, time_scale, prefect_start, cold, warm)
+
+
+def _wait_for_prefect(api_url: str) -> None:
+    for _ in range(360):
+        try:
+            if requests.get(api_url + "/health", timeout=2).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit("the Prefect server did not start within 180 s")
+
+
+def report(measured: Measured) -> None:
+    bound_s = measured.bound_s()
+    slowest = max(bound_s, key=lambda s: bound_s[s])
+    for label, run in (("cold build", measured.cold), ("warm rerun", measured.warm)):
+        print(f"== {label}: {measured.targets} targets, time scale {measured.time_scale:g}")
+        for source in SOURCES:
+            bound = measured.bound[source]
+            print(
+                f"  HTTP calls {source:8s} {run.calls[source]:6,d} (rate-limit refusals "
+                f"{run.refused[source]:,d})  lower bound {bound:6,d}  "
+                f"ratio {run.calls[source] / max(1, bound):.2f} (target <= {TARGET_CALLS_RATIO})"
+            )
+        print(
+            f"  wall time {run.wall_s:7.1f} s  rate-limit bound {bound_s[slowest]:6.1f} s "
+            f"({slowest}: {measured.bound[slowest]} calls at "
+            f"{HOST_RPS[slowest] * measured.time_scale:g}/s)  "
+            f"ratio {run.wall_s / bound_s[slowest]:.2f} (target <= {TARGET_WALL_RATIO})"
+        )
+        print(
+            f"  Prefect overhead {run.flow_s - run.task_s:5.1f} s of {run.wall_s:.1f} s "
+            f"({run.prefect_share:.1%}); flow run {run.flow_s:.1f} s, tasks {run.task_s:.1f} s"
+        )
+        print(f"  peak RSS {run.peak_rss_mb:,.0f} MB")
+        print(
+            f"  LLM calls {run.llm_calls:,d} ({run.llm_calls / measured.targets:.2f} per target), "
+            f"tokens {run.tokens:,d} in the log ({run.tokens / measured.targets:,.0f} per target)"
+        )
+    print(f"Prefect server start-up (apart from the builds): {measured.prefect_start_s:.1f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--papers", type=int, default=3000)
+    parser.add_argument("--targets", type=int, default=200)
+    parser.add_argument("--time-scale", type=float, default=5.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--llm", choices=("rules", "openai"), default="rules")
+    args = parser.parse_args()
+    report(measure(args.papers, args.targets, args.time_scale, args.seed, args.llm))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Search backends: ``local`` (bm25 over the warehouse's corpus) and ``openalex`` (live search).
+
+Both are asked for works before the cutoff; neither is trusted. SearchEnv checks every result
+against our own first-public dates, and ``inspire env audit`` measures what each lets through.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import duckdb
+
+from inspire_build import warehouse
+from inspire_build.env import corpus, store
+from inspire_build.env.core import Backend, Work
+from inspire_build.env.store import Catalog
+from inspire_build.errors import InputError, InvalidIdError
+from inspire_build.http import BadRequest, HttpClient, NotFound
+from inspire_build.ids import Scheme, parse_any_id
+from inspire_build.models import Paper
+from inspire_build.sources import openalex
+
+BACKENDS = ("local", "openalex")
+
+
+class LocalBackend:
+    """DuckDB FTS bm25 over ``corpus`` titles and abstracts, only rows with public_by < cutoff."""
+
+    name = "local"
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        warehouse.load_fts(con)
+
+    def search(self, query: str, k: int, cutoff: dt.date) -> list[Work]:
+        return [
+            Work(paper_id, public_by, title=title, year=year, score=score)
+            for paper_id, score, public_by, title, year in warehouse.search_corpus(
+                self.con, query, k, cutoff
+            )
+        ]
+
+    def read(self, paper_id: str) -> Work | None:
+        row = self.con.execute(
+            "SELECT paper_id, public_by, title, abstract, year, authors FROM corpus "
+            "WHERE paper_id = ?",
+            [paper_id],
+        ).fetchone()
+        if row is None:
+            try:
+                typed = parse_any_id(paper_id)
+            except InvalidIdError:
+                return None
+            row = self.con.execute(
+                "SELECT c.paper_id, c.public_by, c.title, c.abstract, c.year, c.authors "
+                "FROM corpus_ids i JOIN corpus c USING (paper_id) "
+                "WHERE i.scheme = ? AND i.value = ?",
+                [typed.scheme.value, typed.value],
+            ).fetchone()
+        if row is None:
+            return None
+        found, public_by, title, abstract, year, authors = row
+        return Work(
+            str(found),
+            public_by,
+            title=title,
+            abstract=abstract,
+            year=year,
+            authors=tuple(authors or ()),
+        )
+
+
+class OpenAlexBackend:
+    """OpenAlex ``search`` with ``to_publication_date``, judged by our own first-public dates.
+
+    A result is known by our paper_id when the warehouse or the corpus knows one of its IDs;
+    its first public date is the earliest of OpenAlex's date and ours.
+    """
+
+    name = "openalex"
+
+    def __init__(self, client: HttpClient, known: Catalog) -> None:
+        self.client, self.known = client, known
+        # Our paper_id -> OpenAlex W-ids, so read() can look a result up by the ID OpenAlex
+        # has (an arXiv DOI finds only the preprint's record, if OpenAlex has one at all).
+        self._openalex: dict[str, list[str]] = {}
+        for typed, paper_id in known.ids.items():
+            if typed.scheme is Scheme.OPENALEX:
+                self._openalex.setdefault(paper_id, []).append(typed.value)
+
+    def _work(self, paper: Paper) -> Work | None:
+        typed = paper.ids.typed()
+        resolved = self.known.resolve(typed, corpus.from_paper(paper).dates)
+        if resolved is None:
+            return None
+        paper_id, date = resolved
+        if paper.ids.openalex and paper.ids.openalex not in self._openalex.get(paper_id, []):
+            self._openalex.setdefault(paper_id, []).append(paper.ids.openalex)
+        return Work(
+            paper_id,
+            date.last_day if date else None,
+            ids=frozenset(str(t) for t in typed),
+            title=paper.title,
+            abstract=paper.abstract,
+            year=paper.year,
+            authors=paper.authors,
+        )
+
+    def search(self, query: str, k: int, cutoff: dt.date) -> list[Work]:
+        papers = openalex.search_works(self.client, query, before=cutoff, per_page=k)
+        return [w for w in (self._work(p) for p in papers) if w is not None]
+
+    def read(self, paper_id: str) -> Work | None:
+        for lookup in [*self._openalex.get(paper_id, []), paper_id]:
+            try:
+                return self._work(openalex.fetch_work(self.client, lookup))
+            except (InputError, NotFound, BadRequest):
+                continue  # not an ID OpenAlex can look up, or no such work
+        return None
+
+
+def make_backend(
+    name: str, con: duckdb.DuckDBPyConnection, client: Callable[[], HttpClient]
+) -> Backend:
+    """A backend by name; ``client`` is called only for the live one."""
+    if name == "local":
+        return LocalBackend(con)
+    if name == "openalex":
+        return OpenAlexBackend(client(), store.catalog(con))
+    raise InputError(f"unknown backend {name!r}; known backends: {', '.join(BACKENDS)}")

@@ -1,0 +1,180 @@
+"""The search environment end to end on a Sandbox: a split built in-process (no Prefect), the
+corpus from the whole world, both baselines scored with trajectories, the cutoff audit of both
+backends, and an external agent driving the tool server over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from inspire_build import gold, resolve, splits, warehouse
+from inspire_build.cli import app
+from inspire_build.env import audit, backends, server, store
+from inspire_build.env.core import SearchEnv
+from inspire_build.evaluation.evaluate import evaluate
+from inspire_build.sandbox import server as sandbox
+from inspire_build.sandbox import world
+from inspire_build.sources import make_client
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, str]]:
+    """(warehouse, world folder, sandbox URL): an eval version of a few targets, corpus built."""
+    root = tmp_path_factory.mktemp("env")
+    generated = world.generate(world.WorldConfig(seed=5, papers=800))
+    world.write(generated, root / "world")
+    path = root / "w.duckdb"
+    with sandbox.running(generated, sandbox.SandboxConfig(time_scale=1000)) as base:
+        settings = sandbox.settings_for(base, warehouse=path, llm_backend="rules")
+        with warehouse.open_warehouse(path) as con:
+            client = make_client(settings, con)
+            selected = resolve.select_targets(client, con, settings, "eval", 8).selected
+            results = resolve.resolve_lineage(selected, client, existing=resolve.crosswalk(con))
+            resolve.write(con, results, "eval", resolve.ALL_SOURCES)
+            candidates = [r.work.paper_id for r in results if r.status.value == "candidate"]
+            gold.run(gold.make_llm(settings, con), con, settings, candidates)
+            version = splits.write_version(con, settings, "eval")["version_id"]
+        built_corpus = CliRunner().invoke(
+            app, ["corpus", "build", "--world", str(root / "world"), "--warehouse", str(path)]
+        )
+        assert built_corpus.exit_code == 0, built_corpus.output
+        assert "corpus: " in built_corpus.output and "sandbox-world records" in built_corpus.output
+        yield path, root, base
+    assert version.startswith("eval-")
+
+
+def _instances(path: Path) -> int:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        row = con.execute("SELECT count(*) FROM eval_latest").fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        con.close()
+
+
+def test_corpus_holds_the_whole_world_with_twins_merged(built: tuple[Path, Path, str]) -> None:
+    path, _, _ = built
+    con = duckdb.connect(str(path), read_only=True)
+    works, records, antecedents_in = con.execute(
+        "SELECT count(*), sum(records), (SELECT count(DISTINCT q.paper_id) FROM qrels q "
+        "JOIN corpus c ON c.paper_id = q.paper_id) FROM corpus"
+    ).fetchone() or (0, 0, 0)
+    graded = con.execute("SELECT count(DISTINCT paper_id) FROM qrels").fetchone()
+    con.close()
+    assert records == 800 and 600 < works < 800  # twins are one work
+    assert graded is not None and antecedents_in == graded[0]  # every antecedent is findable
+
+
+def test_both_baselines_run_and_score_with_an_ordered_funnel(
+    built: tuple[Path, Path, str],
+) -> None:
+    path, root, _ = built
+    runner = CliRunner()
+    scored = {}
+    for agent in ("bm25-brief", "multi-query"):
+        run_file, traj_file = root / f"run-{agent}.jsonl", root / f"traj-{agent}.jsonl"
+        result = runner.invoke(
+            app,
+            [
+                "agent", "run", "--agent", agent, "--split", "eval", "--out", str(run_file),
+                "--trajectories", str(traj_file), "--warehouse", str(path),
+            ],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        scores = evaluate(
+            run_file, split="eval", trajectories=traj_file, name=agent, samples=50,
+            warehouse_path=path,
+        )  # fmt: skip
+        assert len(scores.per_instance) == _instances(path) >= 4
+        for metrics in scores.per_instance.values():
+            exposed, selected = metrics["exposed_gain"], metrics["selected_gain"]
+            assert exposed is not None and selected is not None and metrics["ndcg@10"] is not None
+            assert exposed >= selected >= metrics["ndcg@10"]
+        scored[agent] = scores.aggregate
+    for aggregate in scored.values():
+        assert aggregate["exposed_gain"] >= aggregate["selected_gain"] >= aggregate["ndcg@10"]
+        assert aggregate["unexposed_submissions"] == 0
+        assert aggregate["ndcg@10"] > 0  # the corpus search finds antecedents
+    assert scored["bm25-brief"]["total_calls"] == 1
+    assert scored["multi-query"]["total_calls"] > 1
+    assert scored["multi-query"]["exposed_gain"] > scored["bm25-brief"]["exposed_gain"]
+
+
+def test_cutoff_audit_of_both_backends(built: tuple[Path, Path, str]) -> None:
+    path, _, base = built
+    settings = sandbox.settings_for(base, warehouse=path)
+    with warehouse.open_warehouse(path) as con:
+        version = splits.latest_version(con, "eval")
+        tasks = store.load_tasks(con, version)
+        local = audit.audit_backend(backends.LocalBackend(con), tasks)
+        live = backends.OpenAlexBackend(make_client(settings, con), store.catalog(con))
+        remote = audit.audit_backend(live, tasks)
+        # Every call through the environment shows only works before the cutoff, never the
+        # target, whatever the backend returned.
+        for task in tasks:
+            for backend in (backends.LocalBackend(con), live):
+                env = SearchEnv(task, 5, backend)
+                result = env.search(task.brief, 50)
+                assert task.withheld.isdisjoint(f.paper_id for f in result.results)
+                for found in result.results[:3]:
+                    assert env.read(found.paper_id).paper is not None
+    assert local.returned > 0 and local.late == local.undated == local.target == 0
+    assert local.violation_rate == 0.0
+    assert remote.returned > 0 and 0.0 <= remote.violation_rate <= 1.0
+
+
+def test_an_external_agent_over_http_from_search_to_a_scored_submission(
+    built: tuple[Path, Path, str],
+) -> None:
+    path, root, _ = built
+    runs, trajectories = root / "http-run.jsonl", root / "http-traj.jsonl"
+    with warehouse.open_warehouse(path) as con:
+        version = splits.latest_version(con, "eval")
+        made = backends.LocalBackend(con)
+
+        def finish(session: store.Session) -> None:
+            store.write_sessions(con, [session])
+            from inspire_build.env import run
+
+            run.append_jsonl(runs, session.env.run_line())
+            run.append_jsonl(trajectories, session.env.trajectory_line())
+
+        sessions = server.ToolSessions(
+            store.load_tasks(con, version),
+            lambda task: SearchEnv(task, 3, made),
+            finish,
+            version=version,
+            judge=server.judge_from(con, version),
+        )
+        with server.running(server.create_app(sessions)) as url, httpx.Client(base_url=url) as http:
+            assert http.post("/search", json={"query": "x"}).status_code == 409  # no instance
+            listed = http.get("/instances").json()
+            assert listed and set(listed[0]) == {"instance_id", "brief", "cutoff"}
+            first = listed[0]
+            opened = http.post("/start", json={"instance_id": first["instance_id"]}).json()
+            assert opened["budget"] == 3 and opened["brief"] == first["brief"]
+            found = http.post("/search", json={"query": first["brief"], "k": 10}).json()
+            assert found["status"] == "ok" and found["results"] and found["budget_left"] == 2
+            paper = http.post("/read", json={"paper_id": found["results"][0]["paper_id"]}).json()
+            assert paper["status"] == "ok" and paper["paper"]["title"]
+            http.post("/search", json={"query": "more"})
+            spent = http.post("/search", json={"query": "again"}).json()
+            assert spent == {"status": "budget_exhausted", "results": [], "budget_left": 0}
+            ranking = [r["paper_id"] for r in found["results"]]
+            answer = http.post("/submit", json={"ranking": ranking}).json()
+            assert answer["status"] == "ok" and answer["calls"] == 3
+            assert 0.0 <= answer["scores"]["ndcg@10"] <= answer["scores"]["exposed_gain"] <= 1.0
+            assert http.post("/read", json={"paper_id": "W1"}).status_code == 409
+        logged = con.execute("SELECT status, calls FROM env_sessions WHERE agent = 'external'")
+        assert logged.fetchall() == [("submitted", 3)]
+    scores = evaluate(
+        runs, split="eval", trajectories=trajectories, samples=10, warehouse_path=path
+    )
+    instance = scores.per_instance[first["instance_id"]]
+    assert instance["ndcg@10"] == pytest.approx(answer["scores"]["ndcg@10"])
+    assert instance["total_calls"] == 3
