@@ -48,14 +48,26 @@ def settings_with(
 
 
 @task(name="select-targets", **NO_STORE)
-def select_targets(client: Any, con: Any, settings: Settings, split: str) -> list[str]:
-    return resolve.select_targets(client, con, settings, split).selected
+def select_targets(client: Any, con: Any, settings: Settings, split: str) -> resolve.Selection:
+    return resolve.select_targets(client, con, settings, split)
 
 
 @task(name="resolve-lineage", **NO_STORE)
-def resolve_all(client: Any, con: Any, split: str, targets: list[str]) -> list[str]:
+def resolve_all(client: Any, con: Any, split: str, selection: resolve.Selection) -> list[str]:
     # One batch for every target: a work many targets cite is fetched once (see lower_bound).
-    results = resolve.resolve_lineage(targets, client, existing=resolve.crosswalk(con))
+    logger = get_run_logger()
+
+    def progress(done: int, total: int) -> None:
+        if done == total or done % max(1, total // 10) == 0:
+            logger.info(f"lineage: S2 reference lists {done}/{total}")
+
+    results = resolve.resolve_lineage(
+        selection.selected,
+        client,
+        existing=resolve.crosswalk(con),
+        known_records=selection.records,
+        progress=progress,
+    )
     resolve.write(con, results, split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status.value == "candidate"]
 
@@ -101,10 +113,11 @@ def _build(
     logger: Any, con: Any, settings: Settings, split: str, label: str | None, chunk_size: int
 ) -> dict[str, Any]:
     client = make_client(settings, con)
-    targets = select_targets(client, con, settings, split)
+    selection = select_targets(client, con, settings, split)
+    targets = selection.selected
     logger.info(f"{split}: {len(targets)} target(s) selected")
-    resolved = resolve_all(client, con, split, targets)
-    logger.info(f"lineage: {len(targets)} target(s) resolved, {len(resolved)} with antecedents")
+    resolved = resolve_all(client, con, split, selection)
+    logger.info(f"lineage done: {len(resolved)} of {len(targets)} target(s) have antecedents")
     llm = gold.make_llm(settings, con)
     accepted = 0
     for start in range(0, len(resolved), chunk_size):

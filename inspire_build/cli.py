@@ -323,11 +323,17 @@ def sandbox_world(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the world into.")],
     seed: Annotated[int, typer.Option(help="Random seed: one seed, one world, byte for byte.")] = 0,
     papers: Annotated[int, typer.Option(help="Number of paper records.", min=10)] = 2000,
+    hostile: Annotated[
+        bool, typer.Option("--hostile", help="Mark records with bad inputs (README: sandbox).")
+    ] = False,
 ) -> None:
     """Generate a synthetic scholarly world and its ground truth."""
     from inspire_build.sandbox import world
 
-    generated = world.generate(world.WorldConfig(seed=seed, papers=papers))
+    try:
+        generated = world.generate(world.WorldConfig(seed=seed, papers=papers, hostile=hostile))
+    except ValueError as error:  # too small a world for the hostile targets
+        raise InputError(str(error)) from error
     for path in world.write(generated, out_dir):
         out.print(f"wrote {path}")
     references = sum(len(r.references) for r in generated.records)
@@ -864,8 +870,7 @@ def hindsight_build(
     manifest = hindsight.write(out_dir, outcome, info, hindsight.funnel(kept, instances))
     if kept:
         policy = train([(d.brief, d.queries) for d in kept])
-        run_path = out_dir / "policy.json"
-        run_path.write_text(json.dumps(policy.to_json()) + "\n", encoding="utf-8")
+        (out_dir / "policy.json").write_text(json.dumps(policy.to_json()) + "\n", encoding="utf-8")
     out.print(
         f"{manifest['kept']} of {manifest['instances']} demonstration(s) of {chosen} kept "
         f"({manifest['kept_share']:.1%}); dropped: "

@@ -160,11 +160,14 @@ def run(
     warehouse.build_search_index(con)
     outcomes = []
     for target_id in dict.fromkeys(target_ids):
+        # One transaction per target: its rows land together (a kill loses at most this
+        # target's work, LLM log included), and one commit costs less than a dozen.
         try:
-            outcome = _one(llm, con, settings, target_id)
+            with warehouse.transaction(con):
+                outcome = _one(llm, con, settings, target_id)
+                _verdict(con, outcome)
         except Deferred:
             continue  # batch mode: this target waits for the next batch round
-        _verdict(con, outcome)
         outcomes.append(outcome)
     return outcomes
 

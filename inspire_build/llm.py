@@ -204,14 +204,15 @@ class LLM:
             raise Deferred(f"{prompt_name} waits for the next batch")
         started = time.perf_counter()
         if self.backend == "rules":
-            answer, tokens = self._rules_answer(prompt_name, context, output_model), (0, 0)
+            try:  # the rules have no repair retry: an answer that does not fit is final
+                answer, tokens = self._rules_answer(prompt_name, context, output_model), (0, 0)
+                if validate is not None:
+                    validate(answer)
+            except ValueError as error:  # pydantic's ValidationError included
+                first = str(error).splitlines()[:3]
+                raise InvalidOutput(f"the rules answer is invalid: {' '.join(first)}") from error
         else:
             answer, tokens = self._openai_answer(text, output_model, validate)
-        if validate is not None and self.backend == "rules":
-            try:
-                validate(answer)
-            except ValueError as error:  # the rules have no repair retry
-                raise InvalidOutput(f"the rules answer is invalid: {error}") from error
         latency = (time.perf_counter() - started) * 1000
         self.record(key, answer, prompt_name, input_hash, tokens, latency)
         return answer

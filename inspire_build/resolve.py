@@ -3,19 +3,22 @@
 No Prefect here: flows call these functions. Fetching is batched across targets, so a work
 cited by many targets is fetched once:
 
-1. targets' OpenAlex records, in OR-filter batches;
-2. each target's S2 reference list (``limit=1000`` pages);
+1. targets' OpenAlex records, in OR-filter batches (unless selection already listed them);
+2. each target's S2 reference list (``limit=1000`` pages), in a thread beside 3 and 5;
 3. every referenced work's OpenAlex record, in OR-filter batches of 100;
 4. S2 records, through ``/paper/batch``, only for works no S2 list described;
-5. arXiv records (v1 dates) for every work with an arXiv ID, 100 per request.
+5. arXiv records (v1 dates) for every work with an arXiv ID, 100 per request: first those
+   OpenAlex named, while the S2 lists arrive, then the rest.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
 
@@ -84,6 +87,7 @@ class Selection:
     candidates: int
     selected: list[str]
     statuses: Counter[str]
+    records: dict[str, Paper] = dataclasses.field(default_factory=dict)  # the selected ones
 
 
 def select_targets(
@@ -102,7 +106,7 @@ def select_targets(
     limit = limit or config.limit
     works = openalex.list_works(client, openalex.candidate_filter(config))
     works.sort(key=lambda w: (w.publication_date or dt.date.max, w.ids.openalex or ""))
-    rows, selected, statuses = [], [], Counter[str]()
+    rows, selected, statuses, records = [], [], Counter[str](), {}
     now = dt.datetime.now(dt.UTC)
     for position, work in enumerate(works):
         paper_id = f"openalex:{work.ids.openalex}"
@@ -111,6 +115,7 @@ def select_targets(
         else:
             status, reason = TargetStatus.CANDIDATE, "selected: awaiting lineage"
             selected.append(paper_id)
+            records[paper_id] = work
         statuses[status.value] += 1
         rows.append(
             {
@@ -125,7 +130,7 @@ def select_targets(
             }
         )
     warehouse.upsert(con, "targets", rows, ["split", "paper_id"])
-    return Selection(split, len(works), selected, statuses)
+    return Selection(split, len(works), selected, statuses, records)
 
 
 # --- resolving ----------------------------------------------------------------------------------
@@ -200,8 +205,16 @@ def resolve_lineage(
     sources: Sequence[Source] = ALL_SOURCES,
     target_dates: Mapping[str, dt.date] | None = None,
     existing: Mapping[PaperId, str] | None = None,
+    known_records: Mapping[str, Paper] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[TargetLineage]:
-    """Fetch, merge, date and classify the references of every target. Writes nothing."""
+    """Fetch, merge, date and classify the references of every target. Writes nothing.
+
+    ``known_records`` are targets' OpenAlex records already fetched (target selection lists
+    them), so they are not asked for again. ``progress(done, total)`` follows the S2 reference
+    lists, one request per target at S2's 1/s: the step that bounds a build's wall time, which
+    is why it runs in its own thread while OpenAlex and arXiv are fetched beside it.
+    """
     target_dates = target_dates or {}
     parsed = {raw: ids.parse_any_id(raw) for raw in target_ids}
     works = _Works()
@@ -210,11 +223,17 @@ def resolve_lineage(
     failed: dict[str, str] = {}
 
     # 1. the targets' own OpenAlex records
-    target_records: dict[str, Paper | None] = dict.fromkeys(target_ids)
+    target_records: dict[str, Paper | None] = {
+        raw: (known_records or {}).get(raw) for raw in target_ids
+    }
     if use_oa:
-        lookups = {raw: _openalex_lookup_id([p]) for raw, p in parsed.items()}
+        lookups = {
+            raw: _openalex_lookup_id([p])
+            for raw, p in parsed.items()
+            if target_records[raw] is None
+        }
         found = openalex.fetch_works(client, [v for v in lookups.values() if v], failed)
-        target_records = {raw: found.get(v) if v else None for raw, v in lookups.items()}
+        target_records.update({raw: found.get(v) if v else None for raw, v in lookups.items()})
     target_works: dict[str, Work] = {}
     for raw, paper_id in parsed.items():
         record = target_records.get(raw)
@@ -226,11 +245,18 @@ def resolve_lineage(
             _attach(work, record)
         target_works[raw] = work
 
-    # 2. S2 reference lists
-    s2_lists: dict[str, list[Mention]] = {raw: [] for raw in target_ids}
-    if use_s2:
-        for raw in target_ids:
+    # 2. S2 reference lists, in a thread of their own (see the docstring)
+    s2_failed: dict[str, str] = {}
+    stop = threading.Event()
+
+    def s2_reference_lists() -> dict[str, list[Mention]]:
+        lists: dict[str, list[Mention]] = {raw: [] for raw in target_ids}
+        for done, raw in enumerate(target_ids, 1):
+            if stop.is_set():
+                break
             lookup = _s2_lookup_id(target_works[raw].ids)
+            if progress is not None:
+                progress(done, len(target_ids))
             if lookup is None:
                 continue
             try:
@@ -238,9 +264,9 @@ def resolve_lineage(
             except NotFound:
                 continue
             except UnreadableBody as error:
-                failed[lookup] = f"S2's reference list stays malformed: {error.problem}"
+                s2_failed[lookup] = f"S2's reference list stays malformed: {error.problem}"
                 continue
-            s2_lists[raw] = [
+            lists[raw] = [
                 Mention(
                     Source.S2,
                     i,
@@ -254,19 +280,45 @@ def resolve_lineage(
                 )
                 for i, r in enumerate(references)
             ]
+        return lists
 
-    # 3. referenced works' OpenAlex records (and S2-only works, by DOI or arXiv ID)
+    s2_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="s2-references")
+    s2_future = s2_pool.submit(s2_reference_lists) if use_s2 else None
+    s2_lists: dict[str, list[Mention]] = {raw: [] for raw in target_ids}
+    records: dict[str, Paper | None] = {}
+    arxiv_found: dict[str, Paper | None] = {}
+    try:
+        # 3a. referenced works' OpenAlex records, then arXiv records of the works known so far
+        if use_oa:
+            wanted = [
+                w.removeprefix("openalex:")
+                for r in target_records.values()
+                if r
+                for w in r.referenced_works or ()
+            ]
+            if wanted:
+                records = openalex.fetch_works(client, list(dict.fromkeys(wanted)), failed)
+        if use_arxiv:
+            early = {
+                i.value
+                for r in [*target_records.values(), *records.values()]
+                if r
+                for i in _typed(r)
+                if i.scheme is Scheme.ARXIV
+            }
+            arxiv_found = arxiv.fetch_records(client, sorted(early)) if early else {}
+        if s2_future is not None:
+            s2_lists = s2_future.result()
+            failed.update(s2_failed)
+    except BaseException:
+        stop.set()  # the S2 thread stops before its next request
+        raise
+    finally:
+        s2_pool.shutdown()
+
+    # 3b. S2-only works' OpenAlex records (by DOI or arXiv ID), and every OpenAlex list
     oa_lists: dict[str, list[Mention]] = {raw: [] for raw in target_ids}
     if use_oa:
-        wanted = [
-            w.removeprefix("openalex:")
-            for r in target_records.values()
-            if r
-            for w in r.referenced_works or ()
-        ]
-        records = (
-            openalex.fetch_works(client, list(dict.fromkeys(wanted)), failed) if wanted else {}
-        )
         # Works only S2 listed (its IDs match no OpenAlex record fetched so far), by DOI or arXiv.
         known = {i for r in records.values() if r for i in _typed(r)}
         s2_only = [
@@ -343,8 +395,10 @@ def resolve_lineage(
         with_arxiv = {
             w_id.value: w for w in works.all() for w_id in w.ids if w_id.scheme is Scheme.ARXIV
         }
-        arxiv_found = arxiv.fetch_records(client, sorted(with_arxiv)) if with_arxiv else {}
-        for arxiv_id, paper in arxiv_found.items():
+        late = sorted(set(with_arxiv) - set(arxiv_found))
+        arxiv_found.update(arxiv.fetch_records(client, late) if late else {})
+        for arxiv_id in sorted(with_arxiv):  # one order, however the records were fetched
+            paper = arxiv_found.get(arxiv_id)
             if paper is not None:
                 _attach(with_arxiv[arxiv_id], paper)
 

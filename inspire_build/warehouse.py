@@ -398,12 +398,17 @@ def build_search_index(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("PRAGMA create_fts_index('papers', 'paper_id', 'title', 'abstract', overwrite=1)")
 
 
+# bm25 scores differ in their last bits from one call to the next, so results are ordered by
+# the score rounded to 9 places, then by ID: near-ties then come back in one order every time.
+
+
 def search(con: duckdb.DuckDBPyConnection, query: str, k: int) -> list[tuple[str, float]]:
     """The top ``k`` papers for ``query`` by bm25. Call :func:`build_search_index` first."""
     load_fts(con)
     rows = con.execute(
         "SELECT paper_id, score FROM (SELECT paper_id, fts_main_papers.match_bm25(paper_id, ?) "
-        "AS score FROM papers) WHERE score IS NOT NULL ORDER BY score DESC, paper_id LIMIT ?",
+        "AS score FROM papers) WHERE score IS NOT NULL "
+        "ORDER BY round(score, 9) DESC, paper_id LIMIT ?",
         [query, k],
     ).fetchall()
     return [(str(paper_id), float(score)) for paper_id, score in rows]
@@ -441,7 +446,7 @@ def search_corpus(
             "SELECT paper_id, score, public_by, title, year FROM ("
             "  SELECT paper_id, public_by, title, year, "
             "  fts_main_corpus.match_bm25(paper_id, ?) AS score FROM corpus WHERE public_by < ?"
-            ") WHERE score IS NOT NULL ORDER BY score DESC, paper_id LIMIT ?",
+            ") WHERE score IS NOT NULL ORDER BY round(score, 9) DESC, paper_id LIMIT ?",
             [query, before, k],
         ).fetchall()
     except duckdb.CatalogException as error:

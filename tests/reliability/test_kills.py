@@ -12,7 +12,7 @@ import duckdb
 from .conftest import TARGETS, Suite
 
 # Log lines that open each stage: lineage is running, the LLM steps are, the version is written.
-STAGES = ("target(s) selected", "lineage: ", "briefs and grades: ")
+STAGES = ("target(s) selected", "lineage done: ", "briefs and grades: ")
 
 
 def test_kills_at_three_stages_then_a_rerun_give_the_same_export(

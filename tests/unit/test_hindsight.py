@@ -1,0 +1,312 @@
+"""Hindsight demonstrations: hand-computed weights, the greedy build, the replay check, the title
+n-gram rule, the chat SFT record against the OpenAI fine-tuning format, and the policy."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+import pytest
+
+from inspire_build import hindsight
+from inspire_build.env.core import Found, PaperView, Task, Work
+from inspire_build.env.policy import FEATURES, Policy, features, train
+from inspire_build.hindsight import Antecedent, Drop, Instance, ReadCall, SearchCall
+
+CUTOFF = dt.date(2024, 6, 1)
+EARLY = dt.date(2020, 1, 1)
+BRIEF = "Problem. Alpha beta systems. Gamma graphs."
+
+# The OpenAI fine-tuning chat format (chat completions with tools): one object per line.
+_FUNCTION_CALL = {
+    "type": "object",
+    "required": ["id", "type", "function"],
+    "additionalProperties": False,
+    "properties": {
+        "id": {"type": "string", "minLength": 1},
+        "type": {"const": "function"},
+        "function": {
+            "type": "object",
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                "arguments": {"type": "string"},
+            },
+        },
+    },
+}
+SFT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["messages"],
+    "additionalProperties": False,
+    "properties": {
+        "messages": {
+            "type": "array",
+            "minItems": 2,
+            "items": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "required": ["role", "content"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "role": {"enum": ["system", "user"]},
+                            "content": {"type": "string", "minLength": 1},
+                            "name": {"type": "string"},
+                        },
+                    },
+                    {
+                        "type": "object",
+                        "required": ["role"],
+                        "additionalProperties": False,
+                        "anyOf": [
+                            {
+                                "required": ["content"],
+                                "properties": {"content": {"type": "string"}},
+                            },
+                            {"required": ["tool_calls"]},
+                        ],
+                        "properties": {
+                            "role": {"const": "assistant"},
+                            "content": {"type": ["string", "null"]},
+                            "tool_calls": {"type": "array", "minItems": 1, "items": _FUNCTION_CALL},
+                            "weight": {"enum": [0, 1]},
+                            "name": {"type": "string"},
+                        },
+                    },
+                    {
+                        "type": "object",
+                        "required": ["role", "tool_call_id", "content"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "role": {"const": "tool"},
+                            "tool_call_id": {"type": "string", "minLength": 1},
+                            "content": {"type": "string"},
+                        },
+                    },
+                ]
+            },
+        },
+        "tools": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["type", "function"],
+                "additionalProperties": False,
+                "properties": {
+                    "type": {"const": "function"},
+                    "function": {
+                        "type": "object",
+                        "required": ["name", "parameters"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                            "description": {"type": "string"},
+                            "parameters": {"type": "object"},
+                        },
+                    },
+                },
+            },
+        },
+        "parallel_tool_calls": {"type": "boolean"},
+    },
+}
+
+
+def validate_sft(record: Mapping[str, Any]) -> None:
+    """The schema, plus what a schema cannot say: every tool call is answered next, by ID, with
+    JSON arguments naming a declared tool; the last message is the assistant's."""
+    jsonschema.validate(record, SFT_SCHEMA)
+    declared = {tool["function"]["name"] for tool in record.get("tools", [])}
+    messages = record["messages"]
+    for i, message in enumerate(messages):
+        for call in message.get("tool_calls") or []:
+            json.loads(call["function"]["arguments"])
+            if call["function"]["name"] not in declared:
+                raise ValueError(f"undeclared tool {call['function']['name']}")
+            if messages[i + 1].get("tool_call_id") != call["id"]:
+                raise ValueError(f"tool call {call['id']} is not answered next")
+    if messages[-1]["role"] != "assistant":
+        raise ValueError("the last message is not the assistant's")
+
+
+class MapBackend:
+    """Fixed results per query; reads by paper_id."""
+
+    name = "map"
+
+    def __init__(self, results: dict[str, list[str]], works: dict[str, Work]) -> None:
+        self.results, self.works = results, works
+
+    def search(self, query: str, k: int, cutoff: dt.date) -> list[Work]:
+        return [self.works[d] for d in self.results.get(query, [])][:k]
+
+    def read(self, paper_id: str) -> Work | None:
+        return self.works.get(paper_id)
+
+
+def _work(paper_id: str, abstract: str = "", public_by: dt.date = EARLY) -> Work:
+    return Work(paper_id, public_by, title=f"title of {paper_id}", abstract=abstract, year=2020)
+
+
+WORKS = {
+    "a1": _work("a1", "Delta zeta."),
+    "a2": _work("a2"),
+    "x": _work("x"),
+    "late": _work("late", public_by=CUTOFF),
+    "target": _work("target"),
+}
+RESULTS = {
+    "problem": ["x"],
+    "alpha beta systems": ["a1", "x", "late"],
+    "gamma graphs": ["a2", "target"],
+    "delta zeta": ["x"],
+}
+INSTANCE = Instance(
+    Task("i1", BRIEF, CUTOFF, frozenset({"target"})),
+    (
+        Antecedent("a1", 3, "Alpha systems", "alpha beta systems delta"),
+        Antecedent("a2", 1, "Gamma graphs", "gamma graphs problem"),
+    ),
+)
+
+
+def _built(budget: int = 20) -> tuple[hindsight.Demonstration, MapBackend]:
+    backend = MapBackend(RESULTS, WORKS)
+    return hindsight.build(INSTANCE, *hindsight.probe(INSTANCE, backend), budget=budget), backend
+
+
+def test_candidate_weights_by_hand() -> None:
+    antecedents = [
+        Antecedent("a", 3, None, "alpha delta"),
+        Antecedent("b", 1, "gamma beta", None),
+    ]
+    weights = hindsight.candidate_weights(["alpha beta", "gamma", "omega"], antecedents)
+    # (3·1/2 + 1·1/2) / 4 = 0.5; (0 + 1·1) / 4 = 0.25; no overlap = 0
+    assert weights == {"alpha beta": 0.5, "gamma": 0.25, "omega": 0.0}
+
+
+def test_greedy_build_searches_reads_and_ranks_by_tier() -> None:
+    demo, _ = _built()
+    # "alpha beta systems" exposes the T3 (largest Exposed gain), the read of a1 adds
+    # "delta zeta", then "gamma graphs" adds the T1; nothing else exposes a new antecedent.
+    assert demo.queries == ("alpha beta systems", "gamma graphs")
+    assert [type(a).__name__ for a in demo.actions] == [
+        "SearchCall",
+        "ReadCall",
+        "SearchCall",
+        "ReadCall",
+    ]
+    first = demo.actions[0]
+    assert isinstance(first, SearchCall) and first.exposed == ("a1", "x")  # late is filtered
+    third = demo.actions[2]
+    assert isinstance(third, SearchCall) and third.exposed == ("a2",)  # the target is withheld
+    assert demo.ranking == ("a1", "a2")
+    assert demo.steps() == (("a1", "x"), ("a1",), ("a2",), ("a2",))
+
+
+def test_build_respects_the_budget() -> None:
+    demo, backend = _built(budget=1)
+    assert len(demo.actions) == 1 and demo.ranking == ("a1",)
+    assert hindsight.check(demo, INSTANCE, backend)[0] == []
+
+
+def test_check_keeps_a_faithful_demo_and_names_each_fault() -> None:
+    demo, backend = _built()
+    assert hindsight.check(demo, INSTANCE, backend)[0] == []
+    first = demo.actions[0]
+    assert isinstance(first, SearchCall)
+    lying = dataclasses.replace(first, results=(*first.results, Found("a2", None, None, 0.0)))
+    tampered = dataclasses.replace(demo, actions=(lying, *demo.actions[1:]))
+    assert hindsight.check(tampered, INSTANCE, backend)[0] == [Drop.MISMATCH]
+    tight = dataclasses.replace(demo, budget=3)
+    assert hindsight.check(tight, INSTANCE, backend)[0] == [Drop.OVER_BUDGET]
+    cheating = dataclasses.replace(demo, ranking=("target", *demo.ranking))
+    assert hindsight.check(cheating, INSTANCE, backend)[0] == [Drop.WITHHELD, Drop.UNEXPOSED]
+    view = PaperView("late", None, None, None, ())
+    peeking = dataclasses.replace(demo, actions=(*demo.actions, ReadCall("late", view)))
+    reasons = hindsight.check(peeking, INSTANCE, backend)[0]
+    assert reasons == [Drop.NOT_AVAILABLE, Drop.WITHHELD]
+    empty = dataclasses.replace(demo, actions=demo.actions[:1], ranking=())
+    assert hindsight.check(empty, INSTANCE, backend)[0] == [Drop.NO_GAIN]
+
+
+def test_title_ngrams_copied_only_when_not_seen_earlier() -> None:
+    title = "one two three four five"
+    query = SearchCall("one two three four five six", 20, ())
+    read = ReadCall("a1", PaperView("a1", "t", "so one two three four five", None, ()))
+    demo = hindsight.Demonstration("i", "a brief", CUTOFF, 20, (query,), ())
+    assert hindsight.copied_title_ngrams(demo, [title]) == [
+        (query.query, ("one", "two", "three", "four", "five"))
+    ]
+    assert hindsight.copied_title_ngrams(demo, ["one two three four"]) == []  # a 4-gram is fine
+    in_brief = dataclasses.replace(demo, brief="we need one two three four five here")
+    assert hindsight.copied_title_ngrams(in_brief, [title]) == []
+    assert (
+        hindsight.copied_title_ngrams(dataclasses.replace(demo, actions=(read, query)), [title])
+        == []
+    )
+    read_after = dataclasses.replace(demo, actions=(query, read))
+    assert len(hindsight.copied_title_ngrams(read_after, [title])) == 1
+
+
+def test_chat_record_is_openai_fine_tuning_format() -> None:
+    demo, _ = _built()
+    record = hindsight.chat_record(demo)
+    validate_sft(record)
+    messages = record["messages"]
+    assert isinstance(messages, list)
+    calls = [m["tool_calls"][0]["function"] for m in messages if m.get("tool_calls")]
+    assert [c["name"] for c in calls] == ["search", "read", "search", "read", "submit"]
+    assert json.loads(calls[0]["arguments"]) == {"query": "alpha beta systems", "k": 20}
+    first_result = json.loads(messages[3]["content"])
+    assert [r["paper_id"] for r in first_result["results"]] == ["a1", "x"]
+    assert first_result["budget_left"] == 19
+    assert json.loads(calls[-1]["arguments"]) == {"ranking": ["a1", "a2"]}
+    broken = json.loads(json.dumps(record))
+    del broken["messages"][3]["tool_call_id"]
+    with pytest.raises(jsonschema.ValidationError):
+        validate_sft(broken)
+    unanswered = json.loads(json.dumps(record))
+    unanswered["messages"][3]["tool_call_id"] = "call_99"
+    with pytest.raises(ValueError, match="not answered"):
+        validate_sft(unanswered)
+
+
+def test_policy_features_by_hand() -> None:
+    brief = "Problem. Robust estimation matters. Goal. Fast robust estimation."
+    candidates, x = features(brief, {"robust": 1, "estimation": 2}, 3)
+    assert candidates == ["problem", "robust estimation matters", "goal", "fast robust estimation"]
+    row = dict(zip(FEATURES, x[1], strict=True))
+    assert row["position"] == pytest.approx(1 / 3)
+    assert row["length"] == 1.0
+    # idf: mean of log(4/2), log(4/3), log(4/1) over the three words
+    assert row["idf"] == pytest.approx((0.6931472 + 0.2876821 + 1.3862944) / 3)
+    assert row["suffix"] == pytest.approx(1 / 3)  # "estimation"
+    assert row["section_problem"] == 1.0 and row["section_goal"] == 0.0
+    assert dict(zip(FEATURES, x[3], strict=True))["section_goal"] == 1.0
+
+
+def test_policy_learns_which_keyphrases_demonstrations_choose(tmp_path: Any) -> None:
+    # Demonstrations always search the phrase of the Goal section: the policy must rank it first.
+    examples = [
+        (
+            f"Problem. Word{i} alpha. Context. Some thing{i}. Goal. Target{i} aim{i}.",
+            [f"target{i} aim{i}"],
+        )
+        for i in range(12)
+    ]
+    policy = train(examples)
+    ranked = policy("Problem. Other words. Goal. Wanted phrase here.")
+    assert ranked[0].phrase == "wanted phrase" and ranked[0].weight == 1.0
+    assert all(0 < k.weight <= 1 for k in ranked)
+    assert train(examples) == policy  # deterministic
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(policy.to_json()), encoding="utf-8")
+    assert Policy.load(path) == policy
