@@ -13,7 +13,6 @@ import dataclasses
 import datetime as dt
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -24,7 +23,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from inspire_build import resolve
+from inspire_build import local_server, resolve
 from inspire_build.env.core import MAX_K, SearchEnv, Task
 from inspire_build.env.run import new_session
 from inspire_build.env.store import Session
@@ -217,21 +216,6 @@ def serve(app: FastAPI, port: int) -> None:
 @contextmanager
 def running(app: FastAPI, port: int = 0) -> Iterator[str]:
     """Serve ``app`` on 127.0.0.1 in a background thread; yields the base URL."""
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off"
-        )
-    )
     logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("the tool server failed to start")
-        time.sleep(0.01)
-    bound = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{bound}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with local_server.in_thread(app, port, "the tool server") as base:
+        yield base

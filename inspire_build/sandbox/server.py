@@ -34,7 +34,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from inspire_build import ids
+from inspire_build import ids, local_server
 from inspire_build.config import Settings
 from inspire_build.errors import InvalidIdError
 from inspire_build.sandbox import payloads
@@ -693,23 +693,8 @@ def running(world: World, config: SandboxConfig | None = None, port: int = 0) ->
     """Serve ``world`` on 127.0.0.1 in a background thread; yields the base URL."""
     app = create_app(world, config)
     logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("the sandbox server failed to start")
-        time.sleep(0.01)
-    bound = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{bound}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with local_server.in_thread(app, port, "the sandbox server") as base:
+        yield base
 
 
 def serve(world_dir: Path, config: SandboxConfig, port: int) -> None:

@@ -1,4 +1,4 @@
--- 0008_build_runs: one row per build, so serialised, failed and killed builds all leave a record.
+-- 0007_build_runs: one row per build, so serialised, failed and killed builds all leave a record.
 CREATE TABLE build_runs (
     run_id          VARCHAR PRIMARY KEY,  -- the Prefect flow run's ID
     split           VARCHAR NOT NULL,

@@ -1,4 +1,4 @@
--- 0007_search_env: the agent search environment's corpus, and the sessions agents ran in it.
+-- 0006_search_env: the agent search environment's corpus, and the sessions agents ran in it.
 
 -- The searchable corpus: antecedents among distractors. Records of one work (a preprint and its
 -- published twin) are merged into one row; corpus_ids holds every ID of every merged record.
