@@ -21,8 +21,8 @@ from inspire_build import gold, hindsight, resolve, splits, warehouse
 from inspire_build.env import agents, backends, corpus, run, store
 from inspire_build.env.core import SearchEnv
 from inspire_build.env.policy import train
-from inspire_build.evaluation.bootstrap import paired_difference
 from inspire_build.evaluation.evaluate import evaluate
+from inspire_build.evaluation.score import paired
 from inspire_build.sandbox import server as sandbox
 from inspire_build.sandbox import world
 from inspire_build.sources import make_client
@@ -112,14 +112,10 @@ def main() -> None:
         )
         print(f"{name:<24}{cells}")
     base, learned = scored["multi-query"], scored["multi-query-learned"]
-    cells = ""
-    for metric in hindsight.FUNNEL:
-        ids = sorted(base.per_instance)
-        mean, low, high = paired_difference(
-            [float(learned.per_instance[i][metric] or 0.0) for i in ids],
-            [float(base.per_instance[i][metric] or 0.0) for i in ids],
-        )
-        cells += f"{mean:>+8.3f} [{low:+.3f}, {high:+.3f}]"
+    cells = "".join(
+        f"{mean:>+8.3f} [{low:+.3f}, {high:+.3f}]"
+        for mean, low, high in paired(learned, base, hindsight.FUNNEL).values()
+    )
     print(f"{'learned - base (paired)':<24}{cells}")
     print(f"\n{time.perf_counter() - started:.0f} s")
 

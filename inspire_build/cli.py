@@ -538,6 +538,7 @@ def build(
     """Run the build-split flow in this process and print the version it wrote."""
     from flows.build_split import build_split
 
+    _one_line_errors_in_prefect_console()
     settings = get_settings()
     real_openalex = settings.openalex_url == Settings.model_fields["openalex_url"].default
     if settings.source_mode != "replay" and real_openalex and settings.openalex_api_key is None:
@@ -560,6 +561,7 @@ def audit_command(
     """Re-run the leakage audit on each split's latest version; exit 1 if an instance fails."""
     from flows.audit import main as audit_main
 
+    _one_line_errors_in_prefect_console()
     code = audit_main(splits_to_audit or [])
     if code:
         raise typer.Exit(code)
@@ -669,12 +671,20 @@ def eval_compare(
     ctx: typer.Context,
     run_a: Annotated[Path, typer.Argument(help="The first run file.")],
     run_b: Annotated[Path, typer.Argument(help="The second run file, on the same instances.")],
+    trajectories_a: Annotated[
+        Path | None, typer.Option("--trajectories-a", help="Run A's trajectories (JSONL).")
+    ] = None,
+    trajectories_b: Annotated[
+        Path | None, typer.Option("--trajectories-b", help="Run B's trajectories (JSONL).")
+    ] = None,
 ) -> None:
-    """Paired bootstrap differences (A - B) of every Table 2 metric, with 95% intervals."""
-    from inspire_build.evaluation.bootstrap import paired_difference
+    """Paired bootstrap differences (A - B) of every Table 2 metric, with 95% intervals; with
+    both runs' trajectories, of the funnel too (exposed and selected gain: the paper's Table 4)."""
     from inspire_build.evaluation.evaluate import evaluate
-    from inspire_build.evaluation.score import TABLE2
+    from inspire_build.evaluation.score import FUNNEL_PAIRED, TABLE2, paired
 
+    if (trajectories_a is None) != (trajectories_b is None):
+        raise InputError("give both runs' trajectories (--trajectories-a and -b), or neither")
     options: _EvalOptions = ctx.obj
     where = options.warehouse if options.split else None
     scored = [
@@ -683,22 +693,17 @@ def eval_compare(
             split=options.split,
             version=options.version,
             qrels=options.qrels,
+            trajectories=paths,
             samples=options.samples,
             warehouse_path=where,
         )
-        for path in (run_a, run_b)
+        for path, paths in ((run_a, trajectories_a), (run_b, trajectories_b))
     ]
+    metrics = TABLE2 + (FUNNEL_PAIRED if trajectories_a else ())
     out.print(f"{run_a.name} - {run_b.name}, paired over {len(scored[0].per_instance)} instances")
-    for metric in TABLE2:
-        pairs = [
-            (a[metric], scored[1].per_instance[i][metric])
-            for i, a in scored[0].per_instance.items()
-        ]
-        kept = [(x, y) for x, y in pairs if x is not None and y is not None]
-        mean, low, high = paired_difference(
-            [x for x, _ in kept], [y for _, y in kept], options.samples
-        )
-        out.print(f"{metric:<12}{mean:>+8.3f}   [{low:+.3f}, {high:+.3f}]")
+    differences = paired(scored[0], scored[1], metrics, options.samples)
+    for metric, (mean, low, high) in differences.items():
+        out.print(f"{metric:<20}{mean:>+8.3f}   [{low:+.3f}, {high:+.3f}]")
 
 
 @corpus_app.command("build")
@@ -1124,6 +1129,27 @@ def _emit(lines: list[dict[str, object]], as_json: bool) -> None:
                 " ".join(f"{k}:{v}" for k, v in known.items()) if isinstance(known, dict) else ""
             )
             print(f"{when}  {title}  [{shown or 'no IDs'}]")
+
+
+def _one_line_errors_in_prefect_console() -> None:
+    """Our errors are told once, in one line, by main(); Prefect's console repeats no traceback.
+
+    Prefect's API handler (on the flow- and task-run loggers) sees a record before the console
+    handler (on "prefect" and the root) does, so the Prefect UI still holds the traceback.
+    """
+    import logging
+
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    def untraced(record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], InspireError):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+    for logger in (logging.getLogger(), logging.getLogger("prefect")):
+        for handler in logger.handlers:
+            if isinstance(handler, PrefectConsoleHandler):
+                handler.addFilter(untraced)
 
 
 def main() -> None:

@@ -306,7 +306,7 @@ def resolve_lineage(
                 for i in _typed(r)
                 if i.scheme is Scheme.ARXIV
             }
-            arxiv_found = arxiv.fetch_records(client, sorted(early)) if early else {}
+            arxiv_found = arxiv.fetch_records(client, sorted(early), failed) if early else {}
         if s2_future is not None:
             s2_lists = s2_future.result()
             failed.update(s2_failed)
@@ -396,7 +396,7 @@ def resolve_lineage(
             w_id.value: w for w in works.all() for w_id in w.ids if w_id.scheme is Scheme.ARXIV
         }
         late = sorted(set(with_arxiv) - set(arxiv_found))
-        arxiv_found.update(arxiv.fetch_records(client, late) if late else {})
+        arxiv_found.update(arxiv.fetch_records(client, late, failed) if late else {})
         for arxiv_id in sorted(with_arxiv):  # one order, however the records were fetched
             paper = arxiv_found.get(arxiv_id)
             if paper is not None:

@@ -392,10 +392,24 @@ def load_fts(con: duckdb.DuckDBPyConnection) -> None:
     con.load_extension(str(folder / "fts.duckdb_extension"))
 
 
+# What ``papers`` held when this connection last indexed it: (rows, newest updated_at). Every
+# write to papers sets updated_at, so an equal signature means the index is still current.
+_indexed: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[object, ...]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def build_search_index(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)build the bm25 index over ``papers`` title and abstract. It does not update itself."""
+    """(Re)build the bm25 index over ``papers`` title and abstract, unless papers is unchanged
+    since this connection built it (the index does not update itself, a rebuild reads every
+    paper, and the LLM steps ask for it once per chunk of targets)."""
     load_fts(con)
+    signature = con.execute("SELECT count(*), max(updated_at) FROM papers").fetchone()
+    if signature is not None and _indexed.get(con) == signature:
+        return
     con.execute("PRAGMA create_fts_index('papers', 'paper_id', 'title', 'abstract', overwrite=1)")
+    if signature is not None:
+        _indexed[con] = signature
 
 
 # bm25 scores differ in their last bits from one call to the next, so results are ordered by

@@ -108,21 +108,46 @@ def from_world(records: Iterable[object]) -> list[CorpusRecord]:
     return found
 
 
-def read_snapshot(path: Path) -> Iterator[Paper]:
-    """OpenAlex works, one JSON object per line (``.gz`` is decompressed)."""
+def snapshot_work(line: str) -> Paper:
+    """One line of a works JSONL: a JSON object that ``openalex.parse`` reads, with an ID.
+
+    Raises ``ValueError`` saying what is wrong: not JSON, not an object, or no OpenAlex ID
+    (such a line would otherwise drop out of the corpus unnoticed).
+    """
     from inspire_build.sources import openalex
 
+    work = json.loads(line)
+    if not isinstance(work, dict):
+        raise ValueError(f"a JSON {type(work).__name__}, not an object")
+    paper = openalex.parse(work)
+    if paper.ids.openalex is None:
+        problems = "; ".join(p for p in paper.problems if p.startswith("id:"))
+        raise ValueError(f"no OpenAlex id{f' ({problems})' if problems else ''}")
+    return paper
+
+
+def read_snapshot(path: Path) -> Iterator[Paper]:
+    """OpenAlex works, one JSON object per line (``.gz`` is decompressed).
+
+    A line that is not a work, or a file that cannot be read or decompressed, raises
+    ``InputError`` naming the file and line.
+    """
     if not path.exists():
         raise InputError(f"no such file: {path}")
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                yield openalex.parse(json.loads(line))
-            except (ValueError, TypeError, AttributeError) as error:
-                raise InputError(f"{path}:{number}: not an OpenAlex work ({error})") from error
+    number = 0
+    try:
+        with opener(path, "rt", encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    paper = snapshot_work(line)
+                except (ValueError, TypeError, AttributeError) as error:
+                    raise InputError(f"{path}:{number}: not an OpenAlex work ({error})") from error
+                yield paper
+    except (OSError, EOFError, UnicodeDecodeError) as error:  # bad gzip, truncated, not UTF-8
+        raise InputError(f"{path}:{number + 1}: cannot read the file ({error})") from error
 
 
 def merge(

@@ -126,7 +126,7 @@ class ToolSessions:
 
     def _open(self) -> SearchEnv:
         if self._env is None:
-            raise NoSession("no instance is open: POST /start {instance_id} first")
+            raise NoSession("no instance is open: start one first (the start tool, or POST /start)")
         return self._env
 
     def _end_open(self) -> None:

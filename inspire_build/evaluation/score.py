@@ -23,6 +23,9 @@ GAINS: dict[str, Callable[[Mapping[str, int]], dict[str, float]]] = {
     "exp": exponential_gains,
 }
 TABLE2 = ("ndcg@10", "recall@10", "mrr", "anyhit@10", "hits>=3", "hits>=5")
+# Per-instance funnel figures that a paired comparison can take (the paper's Table 4 columns
+# among them); gain kept and rank quality are ratios of sums, with no per-instance value.
+FUNNEL_PAIRED = ("exposed_gain", "selected_gain", "no_relevant_exposed", "total_calls")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,3 +101,22 @@ def score(
         )
         curve = funnel.oracle_curve(run, {i: to_gain(t) for i, t in qrels.items()}, trajectories)
     return Scores(per, aggregate, intervals, unknown, curve)
+
+
+def paired(
+    a: Scores, b: Scores, metrics: Sequence[str], samples: int = bootstrap.SAMPLES
+) -> dict[str, tuple[float, float, float]]:
+    """Metric -> (mean of A - B, 95% interval low, high), over the instances both scored.
+
+    A metric is paired only over instances where both runs have a value (the multi-hit
+    metrics exist only for instances with enough antecedents).
+    """
+    shared = sorted(set(a.per_instance) & set(b.per_instance))
+    differences = {}
+    for metric in metrics:
+        pairs = [(a.per_instance[i].get(metric), b.per_instance[i].get(metric)) for i in shared]
+        kept = [(x, y) for x, y in pairs if x is not None and y is not None]
+        differences[metric] = bootstrap.paired_difference(
+            [x for x, _ in kept], [y for _, y in kept], samples
+        )
+    return differences

@@ -678,7 +678,10 @@ def _arxiv(sandbox: Sandbox, query: dict[str, str]) -> Response:
             for r in sandbox.by_arxiv.values()
             if all(t in (r.title + " " + r.abstract).lower() for t in terms)
         ]
-    for record, version in matched[start : start + per_page]:
+    page = matched[start : start + per_page]
+    if any(record.hostile == "malformed_json" for record, _ in page):  # as its OpenAlex pages
+        return Response(b"<feed><entry><id>broken", 200, media_type="application/atom+xml")
+    for record, version in page:
         entries.append(payloads.atom_entry(record, version))
     text = f"search_query={search}&id_list={','.join(listed)}&start={start}&max_results={per_page}"
     feed = payloads.atom_feed(text, entries, len(matched), start, per_page)

@@ -208,6 +208,48 @@ def test_merge_joins_twins_by_a_shared_id_or_the_crosswalk_and_keeps_the_earlies
     assert len(id_rows) == 5
 
 
+def test_a_snapshot_line_is_a_work_with_an_openalex_id_or_a_value_error() -> None:
+    line = (
+        '{"id": "https://openalex.org/W42", "title": "Sparse retrieval", '
+        '"publication_date": "2021-03-04", "publication_year": 2021}'
+    )
+    paper = corpus.snapshot_work(line)
+    assert (paper.ids.openalex, paper.title, paper.publication_date) == (
+        "W42",
+        "Sparse retrieval",
+        dt.date(2021, 3, 4),
+    )
+    for bad, reason in (
+        ('{"id": "https://openalex.org/W1", "tit', "Unterminated string"),
+        ("[1, 2]", "a JSON list, not an object"),
+        ("null", "a JSON NoneType, not an object"),
+        ('{"title": "No ID"}', "no OpenAlex id"),
+        ('{"id": 5, "title": "A number for an ID"}', "no OpenAlex id (id: int, not str)"),
+    ):
+        with pytest.raises(ValueError, match=reason.replace("(", r"\(").replace(")", r"\)")):
+            corpus.snapshot_work(bad)
+
+
+def test_read_snapshot_names_the_file_and_line(tmp_path: Path) -> None:
+    import gzip
+
+    from inspire_build.errors import InputError
+
+    good = '{"id": "https://openalex.org/W1", "title": "One"}'
+    plain = tmp_path / "works.jsonl"
+    plain.write_text(f"{good}\n\n{good}\n[]\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"works.jsonl:4: not an OpenAlex work \(a JSON list"):
+        list(corpus.read_snapshot(plain))
+    packed = gzip.compress(f"{good}\n{good}\n".encode())
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(packed[: len(packed) - 12])  # the stream ends before its trailer
+    with pytest.raises(InputError, match=r"cut.jsonl.gz:\d+: cannot read the file"):
+        list(corpus.read_snapshot(cut))
+    whole = tmp_path / "whole.jsonl.gz"
+    whole.write_bytes(packed)
+    assert [p.ids.openalex for p in corpus.read_snapshot(whole)] == ["W1", "W1"]
+
+
 # --- the local backend and the target's aliases, on a warehouse ---------------------------------
 
 

@@ -284,3 +284,36 @@ def test_compare_gives_paired_differences(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     mrr = next(line for line in result.stdout.splitlines() if line.startswith("mrr"))
     assert mrr.split()[1] == "+0.750"  # i1: 1 - 1/2, i2: 1 - 0; mean 0.75
+    assert "exposed_gain" not in result.stdout  # no trajectories, no funnel
+
+    (tmp_path / "ta.jsonl").write_text(
+        '{"instance_id":"i1","steps":[{"tool":"search","exposed":["a","b"]}]}\n'
+        '{"instance_id":"i2","steps":[{"tool":"search","exposed":["c"]}]}\n'
+    )
+    (tmp_path / "tb.jsonl").write_text(
+        '{"instance_id":"i1","steps":[{"tool":"search","exposed":["x"]}]}\n'
+    )
+    funnel = subprocess.run(
+        [
+            *result.args,
+            "--trajectories-a",
+            str(tmp_path / "ta.jsonl"),
+            "--trajectories-b",
+            str(tmp_path / "tb.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert funnel.returncode == 0, funnel.stderr
+    exposed = next(line for line in funnel.stdout.splitlines() if line.startswith("exposed_gain"))
+    # i1: A exposes a(3), b(1) -> 1; B exposes x and submits b -> 1 / (3 + 1/log2 3) = 0.2754.
+    # i2: A exposes c -> 1; B has no trajectory and no submission -> 0. Mean of 0.7246 and 1.
+    assert exposed.split()[1] == "+0.862"
+    one_sided = subprocess.run(
+        [*result.args, "--trajectories-a", str(tmp_path / "ta.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert one_sided.returncode == 2 and "both runs' trajectories" in one_sided.stderr

@@ -1,12 +1,15 @@
 """Hand-computed cases of the sources' parsers on bad input: a field of the wrong type is read
-as missing and named in ``Paper.problems``; nothing raises."""
+as missing and named in ``Paper.problems``; nothing raises. And an arXiv feed that stays
+unreadable costs only its bad ID."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+from inspire_build import warehouse
 from inspire_build.models import ReferenceStatus
-from inspire_build.sources import openalex, semanticscholar
+from inspire_build.sandbox import server, world
+from inspire_build.sources import arxiv, make_client, openalex, semanticscholar
 
 
 def test_openalex_reads_wrong_types_as_missing_and_names_them() -> None:
@@ -102,3 +105,24 @@ def test_s2_reference_with_wrong_types_and_nulls() -> None:
     assert reference.contexts == () and reference.intents == ("methodology",)
     assert reference.is_influential is None and reference.year is None
     assert reference.status is ReferenceStatus.UNRESOLVED
+
+
+def test_an_unreadable_arxiv_feed_is_halved_down_to_the_bad_id() -> None:
+    generated = world.generate(world.WorldConfig(seed=3, papers=600, hostile=True))
+    bad = next(r.arxiv for r in generated.records if r.hostile == "malformed_json")
+    good = [r.arxiv for r in generated.records if r.arxiv and not r.hostile][:7]
+    assert bad
+    # arXiv's limit scaled far past the client's pace, so every request counted is answered.
+    with server.running(generated, server.SandboxConfig(time_scale=100_000)) as base:
+        settings = server.settings_for(base, http_backoff_s=0.001, http_max_retries=1)
+        con = warehouse.connect(":memory:")
+        warehouse.migrate(con)
+        client = make_client(settings, con, mode="live")
+        failed: dict[str, str] = {}
+        found = arxiv.fetch_records(client, [*good[:3], bad, *good[3:]], failed)
+        requests = client.stats["arxiv"].network
+    assert [i for i, paper in found.items() if paper is None] == [bad]
+    assert list(failed) == [bad] and "stays malformed" in failed[bad]
+    # 8 IDs: the whole feed, then halves 4+4, 2+2, 1+1 on the bad side; each unreadable
+    # answer is asked twice (one retry) before it counts as unreadable.
+    assert requests == 2 + (2 + 1) + (2 + 1) + (2 + 1)
