@@ -111,12 +111,19 @@ def _task_seconds(api_url: str) -> tuple[float, float]:
     return seconds(runs[0]), sum(seconds(t) for t in tasks)
 
 
+def _llm_log(db: Path) -> tuple[int, int]:
+    """Calls and tokens (in + out) in the warehouse's LLM call log."""
+    con = duckdb.connect(str(db), read_only=True)
+    row = con.execute(
+        "SELECT count(*), coalesce(sum(tokens_in + tokens_out), 0) FROM llm_calls"
+    ).fetchone()
+    con.close()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
 def _build(env: dict[str, str], base: str, api_url: str, targets: int, db: Path) -> Run:
     before = _stats(base)
-    con = duckdb.connect(str(db), read_only=True) if db.exists() else None
-    llm_before = con.execute("SELECT count(*) FROM llm_calls").fetchone()[0] if con else 0
-    if con:
-        con.close()
+    llm_before = _llm_log(db) if db.exists() else (0, 0)
     started = time.perf_counter()
     process = subprocess.Popen(
         [
@@ -144,18 +151,15 @@ def _build(env: dict[str, str], base: str, api_url: str, targets: int, db: Path)
     calls, refused = {}, {}
     for family in SOURCES:
         calls[family], refused[family] = _family_counts(delta, family)
-    con = duckdb.connect(str(db), read_only=True)
-    llm_calls, tokens = con.execute(
-        "SELECT count(*), coalesce(sum(tokens_in + tokens_out), 0) FROM llm_calls"
-    ).fetchone()  # type: ignore[misc]
-    con.close()
+    (calls_after, tokens_after), (calls_before, tokens_before) = _llm_log(db), llm_before
+    llm_calls, tokens = calls_after - calls_before, tokens_after - tokens_before
     flow_s, task_s = _task_seconds(api_url)
     return Run(
         wall_s=wall,
         calls=calls,
         refused=refused,
-        llm_calls=int(llm_calls) - int(llm_before),
-        tokens=int(tokens),
+        llm_calls=llm_calls,
+        tokens=tokens,
         peak_rss_mb=usage.ru_maxrss / 1024,
         flow_s=flow_s,
         task_s=task_s,
@@ -244,7 +248,9 @@ def report(measured: Measured) -> None:
             print(
                 f"  HTTP calls {source:8s} {run.calls[source]:6,d} (rate-limit refusals "
                 f"{run.refused[source]:,d})  lower bound {bound:6,d}  "
-                f"ratio {run.calls[source] / max(1, bound):.2f} (target <= {TARGET_CALLS_RATIO})"
+                f"ratio {run.calls[source] / max(1, bound):.2f} (target <= {TARGET_CALLS_RATIO});"
+                f"  the bound takes {bound_s[source]:.1f} s at "
+                f"{HOST_RPS[source] * measured.time_scale:g}/s"
             )
         print(
             f"  wall time {run.wall_s:7.1f} s  rate-limit bound {bound_s[slowest]:6.1f} s "
@@ -259,7 +265,7 @@ def report(measured: Measured) -> None:
         print(f"  peak RSS {run.peak_rss_mb:,.0f} MB")
         print(
             f"  LLM calls {run.llm_calls:,d} ({run.llm_calls / measured.targets:.2f} per target), "
-            f"tokens {run.tokens:,d} in the log ({run.tokens / measured.targets:,.0f} per target)"
+            f"tokens {run.tokens:,d} ({run.tokens / measured.targets:,.0f} per target)"
         )
     print(f"Prefect server start-up (apart from the builds): {measured.prefect_start_s:.1f} s")
 
