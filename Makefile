@@ -16,7 +16,7 @@ RUN := $(CURDIR)/run
 SPLIT ?= eval
 LIMIT ?=
 DEMO_PORT ?= 8799
-DEMO_TARGETS ?= 40
+DEMO_TARGETS ?= 80
 
 .PHONY: help setup test lint typecheck unit test-reliability schemas clean build audit serve stop demo
 

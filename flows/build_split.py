@@ -53,7 +53,9 @@ def select_targets(client: Any, con: Any, settings: Settings, split: str) -> res
 
 
 @task(name="resolve-lineage", **NO_STORE)
-def resolve_all(client: Any, con: Any, split: str, selection: resolve.Selection) -> list[str]:
+def resolve_all(
+    client: Any, con: Any, settings: Settings, selection: resolve.Selection
+) -> list[str]:
     # One batch for every target: a work many targets cite is fetched once (see lower_bound).
     logger = get_run_logger()
 
@@ -61,14 +63,16 @@ def resolve_all(client: Any, con: Any, split: str, selection: resolve.Selection)
         if done == total or done % max(1, total // 10) == 0:
             logger.info(f"lineage: S2 reference lists {done}/{total}")
 
+    config = settings.split(selection.split)
     results = resolve.resolve_lineage(
         selection.selected,
         client,
         existing=resolve.crosswalk(con),
         known_records=selection.records,
         progress=progress,
+        window=(config.start, config.end),
     )
-    resolve.write(con, results, split, resolve.ALL_SOURCES)
+    resolve.write(con, results, selection.split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status.value == "candidate"]
 
 
@@ -116,7 +120,7 @@ def _build(
     selection = select_targets(client, con, settings, split)
     targets = selection.selected
     logger.info(f"{split}: {len(targets)} target(s) selected")
-    resolved = resolve_all(client, con, split, selection)
+    resolved = resolve_all(client, con, settings, selection)
     logger.info(f"lineage done: {len(resolved)} of {len(targets)} target(s) have antecedents")
     llm = gold.make_llm(settings, con)
     accepted = 0

@@ -119,6 +119,22 @@ def reference_status(
     )
 
 
+def outside_window(date: SourceDate, start: dt.date, end: dt.date) -> str | None:
+    """Why a target first public on ``date`` is not in a split's window, or None if it is.
+
+    A split is a window on its targets' *first public* dates, so a target that OpenAlex lists
+    inside the window but whose arXiv preprint came out before it belongs to an earlier split.
+    A year-only date is in the window only if its whole year is.
+    """
+    if date.first_day < start:
+        where = f"before the split's window {start} to {end}"
+    elif date.last_day > end:
+        where = f"after the split's window {start} to {end}"
+    else:
+        return None
+    return f"first public {_shown(date)} ({date.source.value}), {where}"
+
+
 def _shown(date: SourceDate) -> str:
     if date.precision is DatePrecision.YEAR:
         return str(date.date.year)

@@ -24,7 +24,13 @@ import duckdb
 
 from inspire_build import ids, warehouse
 from inspire_build.config import Settings
-from inspire_build.cutoff import SourceDate, cutoff_date, first_public, reference_status
+from inspire_build.cutoff import (
+    SourceDate,
+    cutoff_date,
+    first_public,
+    outside_window,
+    reference_status,
+)
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient, NotFound, UnreadableBody
 from inspire_build.ids import PaperId, Scheme
@@ -207,13 +213,16 @@ def resolve_lineage(
     existing: Mapping[PaperId, str] | None = None,
     known_records: Mapping[str, Paper] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    window: tuple[dt.date, dt.date] | None = None,
 ) -> list[TargetLineage]:
     """Fetch, merge, date and classify the references of every target. Writes nothing.
 
     ``known_records`` are targets' OpenAlex records already fetched (target selection lists
-    them), so they are not asked for again. ``progress(done, total)`` follows the S2 reference
-    lists, one request per target at S2's 1/s: the step that bounds a build's wall time, which
-    is why it runs in its own thread while OpenAlex and arXiv are fetched beside it.
+    them), so they are not asked for again. With a split's ``window``, a target first public
+    outside it is excluded, with the reason (see ``cutoff.outside_window``).
+    ``progress(done, total)`` follows the S2 reference lists, one request per target at S2's
+    1/s: the step that bounds a build's wall time, which is why it runs in its own thread while
+    OpenAlex and arXiv are fetched beside it.
     """
     target_dates = target_dates or {}
     parsed = {raw: ids.parse_any_id(raw) for raw in target_ids}
@@ -411,7 +420,7 @@ def resolve_lineage(
     for raw in target_ids:
         target = works.current(target_works[raw])  # it may have joined another work since
         results.append(
-            _classify(raw, target, merged[raw], works, target_dates.get(raw), unreadable)
+            _classify(raw, target, merged[raw], works, target_dates.get(raw), unreadable, window)
         )
     return results
 
@@ -453,6 +462,7 @@ def _classify(
     works: _Works,
     given_date: dt.date | None,
     failed: Mapping[PaperId, str],
+    window: tuple[dt.date, dt.date] | None,
 ) -> TargetLineage:
     target_first = target.first_public()
     target_date = given_date or (target_first.date if target_first else None)
@@ -482,8 +492,11 @@ def _classify(
         TargetStatus.CANDIDATE,
         f"lineage resolved: {eligible} eligible of {len(resolved)} references",
     )
+    outside = outside_window(target_first, *window) if window and target_first else None
     if target_date is None:
         verdict, why = TargetStatus.EXCLUDED, "no first public date in any source"
+    elif outside and not given_date:
+        verdict, why = TargetStatus.EXCLUDED, outside
     elif not entries:
         verdict, why = TargetStatus.EXCLUDED, "no source lists any reference"
     elif not eligible:

@@ -505,6 +505,13 @@ def _make_hostile(config: WorldConfig, records: list[Record], topics: dict[str, 
     targets = dict(zip(TARGET_KINDS, candidates, strict=False))
     for kind, target in targets.items():
         target.hostile = kind
+        # A split is a window on first public dates, and a candidate's preprint is often older
+        # than its OpenAlex date: every source's date moves up to the OpenAlex one, so that
+        # each hostile target is inside the eval window and gets as far as its kind needs.
+        day = target.publication_date
+        target.arxiv_versions = [(v, max(d, day)) for v, d in target.arxiv_versions]
+        if target.s2_publication_date and target.s2_publication_date < day:
+            target.s2_publication_date, target.s2_year = day, int(day[:4])
     targets["unicode"].title = targets["unicode"].s2_title = UNICODE_TITLE
     injected = targets["injection"]
     injected.abstract = f"{injected.abstract} {INJECTION}"

@@ -4,6 +4,7 @@ rerun that makes no call and exports the same bytes."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -54,8 +55,20 @@ def test_build_audit_export_and_an_identical_rerun(tmp_path: Path) -> None:
             "SELECT (SELECT count(*) FROM instances), (SELECT count(*) FROM qrels), "
             "(SELECT count(*) FROM grades), (SELECT count(*) FROM audit_findings)"
         ).fetchone()
+        # A split is a window on first public dates: a target OpenAlex dates in 2025 whose
+        # arXiv preprint is older is excluded, saying so; every instance's target is inside.
+        targets = con.execute(
+            "SELECT status, reason, first_public_date FROM targets WHERE split = 'eval' "
+            "AND reason NOT LIKE 'over the split%'"
+        ).fetchall()
         con.close()
-        assert counts is not None and counts[0] >= 10 and all(n > 0 for n in counts)
+        assert counts is not None and counts[0] >= 6 and all(n > 0 for n in counts)
+        assert len(targets) == 12
+        accepted = [day for status, _, day in targets if status == "accepted"]
+        assert len(accepted) == counts[0]
+        assert all(dt.date(2025, 1, 1) <= day <= dt.date(2026, 12, 31) for day in accepted)
+        early = [r for status, r, day in targets if day and day < dt.date(2025, 1, 1)]
+        assert early and all(status_reason_is_window(r) for r in early)
         stats_before = _network_calls(base)
         inspire("build", "--split", "eval", "--limit", "12")
         assert _network_calls(base) == stats_before  # no HTTP call on the rerun
@@ -75,6 +88,10 @@ def test_build_audit_export_and_an_identical_rerun(tmp_path: Path) -> None:
     assert hashes_first and hashes_first == hashes_second
     public = (tmp_path / "first" / "public" / "instances.jsonl").read_text()
     assert "openalex" not in public and "arxiv:" not in public
+
+
+def status_reason_is_window(reason: str) -> bool:
+    return "before the split's window 2025-01-01 to 2026-12-31" in reason
 
 
 def _network_calls(base: str) -> int:

@@ -6,7 +6,13 @@ import datetime as dt
 
 import pytest
 
-from inspire_build.cutoff import SourceDate, cutoff_date, first_public, reference_status
+from inspire_build.cutoff import (
+    SourceDate,
+    cutoff_date,
+    first_public,
+    outside_window,
+    reference_status,
+)
 from inspire_build.models import DatePrecision, ReferenceStatus, Source
 
 D = dt.date
@@ -102,3 +108,21 @@ def test_a_vague_date_never_displaces_a_precise_one_from_its_own_period() -> Non
     assert first_public([precise, same_year]) == precise
     assert first_public([precise, earlier_year]) == earlier_year
     assert first_public([same_year]) == same_year
+
+
+def test_a_split_window_is_on_the_first_public_date() -> None:
+    start, end = D(2025, 1, 1), D(2026, 12, 31)
+    assert outside_window(SourceDate(Source.ARXIV, D(2025, 1, 1)), start, end) is None
+    assert outside_window(SourceDate(Source.OPENALEX, D(2026, 12, 31)), start, end) is None
+    assert outside_window(SourceDate(Source.ARXIV, D(2024, 12, 31)), start, end) == (
+        "first public 2024-12-31 (arxiv), before the split's window 2025-01-01 to 2026-12-31"
+    )
+    assert outside_window(SourceDate(Source.S2, D(2027, 1, 1)), start, end) == (
+        "first public 2027-01-01 (s2), after the split's window 2025-01-01 to 2026-12-31"
+    )
+    # A year-only date is in only if its whole year is: 2025 is, 2027 is not.
+    assert outside_window(SourceDate(Source.S2, D(2025, 1, 1), YEAR), start, end) is None
+    mid = D(2025, 7, 1)
+    assert outside_window(SourceDate(Source.S2, D(2025, 1, 1), YEAR), mid, end) == (
+        "first public 2025 (s2), before the split's window 2025-07-01 to 2026-12-31"
+    )
