@@ -57,6 +57,7 @@ class Run:
     refused: dict[str, int]
     llm_calls: int
     tokens: int
+    briefed: int  # targets that reached the LLM steps (the others were excluded by lineage)
     peak_rss_mb: float
     flow_s: float
     task_s: float
@@ -111,19 +112,21 @@ def _task_seconds(api_url: str) -> tuple[float, float]:
     return seconds(runs[0]), sum(seconds(t) for t in tasks)
 
 
-def _llm_log(db: Path) -> tuple[int, int]:
-    """Calls and tokens (in + out) in the warehouse's LLM call log."""
+def _llm_log(db: Path) -> tuple[int, int, int]:
+    """Calls and tokens (in + out) in the LLM call log, and the targets that have briefs."""
     con = duckdb.connect(str(db), read_only=True)
     row = con.execute(
-        "SELECT count(*), coalesce(sum(tokens_in + tokens_out), 0) FROM llm_calls"
+        "SELECT (SELECT count(*) FROM llm_calls), "
+        "(SELECT coalesce(sum(tokens_in + tokens_out), 0) FROM llm_calls), "
+        "(SELECT count(DISTINCT target_id) FROM briefs)"
     ).fetchone()
     con.close()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+    return (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
 
 
 def _build(env: dict[str, str], base: str, api_url: str, targets: int, db: Path) -> Run:
     before = _stats(base)
-    llm_before = _llm_log(db) if db.exists() else (0, 0)
+    llm_before = _llm_log(db) if db.exists() else (0, 0, 0)
     started = time.perf_counter()
     process = subprocess.Popen(
         [
@@ -151,7 +154,10 @@ def _build(env: dict[str, str], base: str, api_url: str, targets: int, db: Path)
     calls, refused = {}, {}
     for family in SOURCES:
         calls[family], refused[family] = _family_counts(delta, family)
-    (calls_after, tokens_after), (calls_before, tokens_before) = _llm_log(db), llm_before
+    (calls_after, tokens_after, briefed), (calls_before, tokens_before, _) = (
+        _llm_log(db),
+        llm_before,
+    )
     llm_calls, tokens = calls_after - calls_before, tokens_after - tokens_before
     flow_s, task_s = _task_seconds(api_url)
     return Run(
@@ -160,6 +166,7 @@ def _build(env: dict[str, str], base: str, api_url: str, targets: int, db: Path)
         refused=refused,
         llm_calls=llm_calls,
         tokens=tokens,
+        briefed=briefed,
         peak_rss_mb=usage.ru_maxrss / 1024,
         flow_s=flow_s,
         task_s=task_s,
@@ -250,12 +257,12 @@ def report(measured: Measured) -> None:
                 f"{run.refused[source]:,d})  lower bound {bound:6,d}  "
                 f"ratio {run.calls[source] / max(1, bound):.2f} (target <= {TARGET_CALLS_RATIO});"
                 f"  the bound takes {bound_s[source]:.1f} s at "
-                f"{HOST_RPS[source] * measured.time_scale:g}/s"
+                f"{HOST_RPS[source] * measured.time_scale:.3g}/s"
             )
         print(
             f"  wall time {run.wall_s:7.1f} s  rate-limit bound {bound_s[slowest]:6.1f} s "
             f"({slowest}: {measured.bound[slowest]} calls at "
-            f"{HOST_RPS[slowest] * measured.time_scale:g}/s)  "
+            f"{HOST_RPS[slowest] * measured.time_scale:.3g}/s)  "
             f"ratio {run.wall_s / bound_s[slowest]:.2f} (target <= {TARGET_WALL_RATIO})"
         )
         print(
@@ -265,7 +272,8 @@ def report(measured: Measured) -> None:
         print(f"  peak RSS {run.peak_rss_mb:,.0f} MB")
         print(
             f"  LLM calls {run.llm_calls:,d} ({run.llm_calls / measured.targets:.2f} per target), "
-            f"tokens {run.tokens:,d} ({run.tokens / measured.targets:,.0f} per target)"
+            f"tokens {run.tokens:,d} ({run.tokens / measured.targets:,.0f} per target); "
+            f"{run.briefed} of the targets reached the LLM steps"
         )
     print(f"Prefect server start-up (apart from the builds): {measured.prefect_start_s:.1f} s")
 
