@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from inspire_build import gold, hindsight, resolve, splits, warehouse
+from inspire_build import hindsight, pipeline, splits, warehouse
 from inspire_build.env import agents, backends, corpus, run, store
 from inspire_build.env.core import SearchEnv
 from inspire_build.env.policy import train
@@ -36,12 +36,7 @@ def build_world(root: Path, seed: int, papers: int, targets: int) -> Path:
         with warehouse.open_warehouse(path) as con:
             client = make_client(settings, con)
             for split in ("train", "eval"):
-                selected = resolve.select_targets(client, con, settings, split, targets).selected
-                results = resolve.resolve_lineage(selected, client, existing=resolve.crosswalk(con))
-                resolve.write(con, results, split, resolve.ALL_SOURCES)
-                candidates = [r.work.paper_id for r in results if r.status.value == "candidate"]
-                gold.run(gold.make_llm(settings, con), con, settings, candidates)
-                splits.write_version(con, settings, split)
+                pipeline.build_split(con, client, settings, split, targets)
             store.write_corpus(con, corpus.from_world(generated.records), "sandbox-world")
     return path
 

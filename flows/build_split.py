@@ -17,7 +17,7 @@ from typing import Any
 from prefect import flow, get_run_logger, runtime, task
 from prefect.cache_policies import NO_CACHE
 
-from inspire_build import build_runs, gold, resolve, splits, warehouse
+from inspire_build import build_runs, gold, pipeline, resolve, splits, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.sources import make_client
 
@@ -63,17 +63,7 @@ def resolve_all(
         if done == total or done % max(1, total // 10) == 0:
             logger.info(f"lineage: S2 reference lists {done}/{total}")
 
-    config = settings.split(selection.split)
-    results = resolve.resolve_lineage(
-        selection.selected,
-        client,
-        existing=resolve.crosswalk(con),
-        known_records=selection.records,
-        progress=progress,
-        window=(config.start, config.end),
-    )
-    resolve.write(con, results, selection.split, resolve.ALL_SOURCES)
-    return [r.work.paper_id for r in results if r.status.value == "candidate"]
+    return pipeline.lineage(con, client, settings, selection, progress)
 
 
 @task(name="brief-audit-grade", **NO_STORE)

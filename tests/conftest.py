@@ -24,10 +24,16 @@ def con() -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see the developer's INSPIRE_* variables or keys."""
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Tests never see the developer's INSPIRE_* variables or keys, nor settings another test
+    read: the process-wide settings are read afresh in each test that asks for them."""
     import os
+
+    from inspire_build.config import get_settings
 
     for name in list(os.environ):
         if name.startswith("INSPIRE_"):
             monkeypatch.delenv(name)
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()

@@ -19,7 +19,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 from typer.testing import CliRunner
 
-from inspire_build import cli, gold, resolve, splits, warehouse
+from inspire_build import cli, pipeline, warehouse
 from inspire_build.evaluation.evaluate import evaluate
 from inspire_build.sandbox import payloads, world
 from inspire_build.sandbox import server as sandbox
@@ -39,13 +39,7 @@ def split(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, worl
     with sandbox.running(generated, sandbox.SandboxConfig(time_scale=1000)) as base:
         settings = sandbox.settings_for(base, warehouse=path, llm_backend="rules")
         with warehouse.open_warehouse(path) as con:
-            client = make_client(settings, con)
-            selected = resolve.select_targets(client, con, settings, "eval", 6).selected
-            results = resolve.resolve_lineage(selected, client, existing=resolve.crosswalk(con))
-            resolve.write(con, results, "eval", resolve.ALL_SOURCES)
-            candidates = [r.work.paper_id for r in results if r.status.value == "candidate"]
-            gold.run(gold.make_llm(settings, con), con, settings, candidates)
-            splits.write_version(con, settings, "eval")
+            pipeline.build_split(con, make_client(settings, con), settings, "eval", 6)
         yield path, generated, base
 
 

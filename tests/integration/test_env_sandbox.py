@@ -12,7 +12,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from inspire_build import gold, resolve, splits, warehouse
+from inspire_build import pipeline, splits, warehouse
 from inspire_build.cli import app
 from inspire_build.env import audit, backends, server, store
 from inspire_build.env.core import SearchEnv
@@ -33,12 +33,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
         settings = sandbox.settings_for(base, warehouse=path, llm_backend="rules")
         with warehouse.open_warehouse(path) as con:
             client = make_client(settings, con)
-            selected = resolve.select_targets(client, con, settings, "eval", 8).selected
-            results = resolve.resolve_lineage(selected, client, existing=resolve.crosswalk(con))
-            resolve.write(con, results, "eval", resolve.ALL_SOURCES)
-            candidates = [r.work.paper_id for r in results if r.status.value == "candidate"]
-            gold.run(gold.make_llm(settings, con), con, settings, candidates)
-            version = splits.write_version(con, settings, "eval")["version_id"]
+            version = pipeline.build_split(con, client, settings, "eval", 8)["version_id"]
         built_corpus = CliRunner().invoke(
             app, ["corpus", "build", "--world", str(root / "world"), "--warehouse", str(path)]
         )

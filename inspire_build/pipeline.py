@@ -1,0 +1,53 @@
+"""The build steps in order, as plain calls in this process: no Prefect.
+
+``flows/build_split.py`` runs these steps as Prefect tasks (state, retries, the UI, chunked LLM
+steps with progress). This module is the same wiring for tests, benchmarks and notebooks that
+want a split version in seconds; both resolve lineage through :func:`lineage`, so both apply
+the split's window on first public dates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+
+from inspire_build import gold, resolve, splits
+from inspire_build.config import Settings
+from inspire_build.http import HttpClient
+
+
+def lineage(
+    con: duckdb.DuckDBPyConnection,
+    client: HttpClient,
+    settings: Settings,
+    selection: resolve.Selection,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[str]:
+    """Resolve and write every selected target's lineage; returns those left as candidates."""
+    config = settings.split(selection.split)
+    results = resolve.resolve_lineage(
+        selection.selected,
+        client,
+        existing=resolve.crosswalk(con),
+        known_records=selection.records,
+        progress=progress,
+        window=(config.start, config.end),
+    )
+    resolve.write(con, results, selection.split, resolve.ALL_SOURCES)
+    return [r.work.paper_id for r in results if r.status.value == "candidate"]
+
+
+def build_split(
+    con: duckdb.DuckDBPyConnection,
+    client: HttpClient,
+    settings: Settings,
+    split: str,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Select, resolve, brief/audit/grade and write one split version; returns its row."""
+    selection = resolve.select_targets(client, con, settings, split, limit)
+    candidates = lineage(con, client, settings, selection)
+    gold.run(gold.make_llm(settings, con), con, settings, candidates)
+    return splits.write_version(con, settings, split)
