@@ -7,7 +7,7 @@ policy on the keyphrases they searched, then run ``multi-query`` (unweighted key
 columns (Exposed gain, Selected gain, final nDCG@10) with 95% intervals and the paired
 bootstrap difference, as ``inspire eval compare`` computes it. Eval gold is read only to score.
 
-    .venv/bin/python bench/hindsight_signal.py --papers 2000 --targets 40
+    .venv/bin/python bench/hindsight_signal.py --papers 2000 --targets 80
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--papers", type=int, default=2000)
-    parser.add_argument("--targets", type=int, default=40, help="per split")
+    parser.add_argument("--targets", type=int, default=80, help="candidates per split")
     parser.add_argument("--budget", type=int, default=20)
     args = parser.parse_args()
     started = time.perf_counter()
