@@ -23,12 +23,16 @@ def begin(
     """Record a build that has just got the lock; returns how many dead builds it closed."""
     now = dt.datetime.now(dt.UTC)
     with warehouse.transaction(con):
-        row = con.execute(
-            "UPDATE build_runs SET status = 'interrupted', finished_at = ?, "
-            "reason = 'its process ended before the build finished (killed or crashed)' "
-            "WHERE status = 'running'",
-            [now],
-        ).fetchone()
+        closed = warehouse.update_where(
+            con,
+            "build_runs",
+            {
+                "status": "interrupted",
+                "finished_at": now,
+                "reason": "its process ended before the build finished (killed or crashed)",
+            },
+            {"status": "running"},
+        )
         warehouse.upsert(
             con,
             "build_runs",
@@ -48,7 +52,7 @@ def begin(
             ],
             KEY,
         )
-    return int(row[0]) if row else 0
+    return closed
 
 
 def finish(

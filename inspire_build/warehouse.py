@@ -428,21 +428,18 @@ def search(con: duckdb.DuckDBPyConnection, query: str, k: int) -> list[tuple[str
     return [(str(paper_id), float(score)) for paper_id, score in rows]
 
 
-def replace_all(
+def replace_corpus(
     con: duckdb.DuckDBPyConnection,
-    table: str,
-    rows: Sequence[Mapping[str, object]],
-    key: Sequence[str],
-) -> int:
-    """Replace every row of ``table`` with ``rows``, in one transaction (a full rebuild)."""
-    _columns(con, table)  # refuses a table that is not in the catalog
+    works: Sequence[Mapping[str, object]],
+    work_ids: Sequence[Mapping[str, object]],
+) -> None:
+    """Replace the search corpus and its IDs in one transaction, then rebuild its bm25 index
+    (the index does not update itself)."""
     with transaction(con):
-        con.execute(f"DELETE FROM {_quote(table)}")  # noqa: S608 (checked name)
-        return upsert(con, table, rows, key)
-
-
-def build_corpus_index(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)build the bm25 index over ``corpus`` title and abstract, after the corpus changes."""
+        con.execute("DELETE FROM corpus_ids")
+        con.execute("DELETE FROM corpus")
+        upsert(con, "corpus", works, ["paper_id"])
+        upsert(con, "corpus_ids", work_ids, ["scheme", "value"])
     load_fts(con)
     con.execute("PRAGMA create_fts_index('corpus', 'paper_id', 'title', 'abstract', overwrite=1)")
 
@@ -452,8 +449,8 @@ def search_corpus(
 ) -> list[tuple[str, float, dt.date, str | None, int | None]]:
     """The top ``k`` corpus works by bm25 that were public before ``before``.
 
-    Returns (paper_id, score, public_by, title, year). Needs :func:`build_corpus_index` and
-    :func:`load_fts` on this connection.
+    Returns (paper_id, score, public_by, title, year). Needs the index
+    :func:`replace_corpus` builds, and :func:`load_fts` on this connection.
     """
     try:
         rows = con.execute(

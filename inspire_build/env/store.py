@@ -13,6 +13,7 @@ from inspire_build.env import corpus
 from inspire_build.env.core import SearchEnv, Task
 from inspire_build.errors import InputError
 from inspire_build.ids import PaperId, Scheme
+from inspire_build.lineage import canonical_id
 from inspire_build.models import DatePrecision, Source
 
 
@@ -97,10 +98,7 @@ def write_corpus(
     known = known_dates(con)
     works = corpus.merge(records, resolve.crosswalk(con), known)
     corpus_rows, id_rows = corpus.rows(works, origin, dt.datetime.now(dt.UTC))
-    with warehouse.transaction(con):
-        warehouse.replace_all(con, "corpus", corpus_rows, ["paper_id"])
-        warehouse.replace_all(con, "corpus_ids", id_rows, ["scheme", "value"])
-    warehouse.build_corpus_index(con)
+    warehouse.replace_corpus(con, corpus_rows, id_rows)
     return CorpusSize(
         records=len(records),
         works=len(works),
@@ -126,8 +124,6 @@ class Catalog:
     ) -> tuple[str, cutoff.SourceDate | None] | None:
         """Our paper_id for a result and its first public date: the earliest of the result's
         own date and ours. None for a result with no ID at all."""
-        from inspire_build.lineage import canonical_id
-
         known = sorted({self.ids[p] for p in typed if p in self.ids})
         chosen = canonical_id(typed)
         if not known and chosen is None:
@@ -167,7 +163,7 @@ class Session:
 
 def write_sessions(con: duckdb.DuckDBPyConnection, sessions: Sequence[Session]) -> None:
     """Write sessions and their steps; a rewritten session replaces exactly its own steps."""
-    session_rows, step_rows = [], []
+    session_rows, steps = [], {}
     for s in sessions:
         session_rows.append(
             {
@@ -184,7 +180,7 @@ def write_sessions(con: duckdb.DuckDBPyConnection, sessions: Sequence[Session]) 
                 "finished_at": s.finished_at,
             }
         )
-        step_rows += [
+        steps[s.session_id] = [
             {
                 "session_id": s.session_id,
                 "step": number,
@@ -198,6 +194,7 @@ def write_sessions(con: duckdb.DuckDBPyConnection, sessions: Sequence[Session]) 
         ]
     with warehouse.transaction(con):
         warehouse.upsert(con, "env_sessions", session_rows, ["session_id"])
-        for s in sessions:
-            con.execute("DELETE FROM env_steps WHERE session_id = ?", [s.session_id])
-        warehouse.upsert(con, "env_steps", step_rows, ["session_id", "step"])
+        for session_id, rows in steps.items():
+            warehouse.replace_where(
+                con, "env_steps", {"session_id": session_id}, rows, ["session_id", "step"]
+            )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import time
 
 import duckdb
 
@@ -18,6 +19,9 @@ def test_two_builds_at_once_are_serialised_and_both_recorded(
     suite: Suite, sandbox: str, reference_export: list[str]
 ) -> None:
     env = suite.env("concurrent", sandbox)
+    # This process holds the lock until both builds say they wait, so they surely overlap
+    # however slowly either one starts; then the two must take turns.
+    holder = duckdb.connect(env["INSPIRE_WAREHOUSE"])
     builds = [
         subprocess.Popen(
             suite.command("build", "--split", "eval", "--limit", TARGETS),
@@ -38,6 +42,12 @@ def test_two_builds_at_once_are_serialised_and_both_recorded(
     readers = [threading.Thread(target=read, args=(i,)) for i in range(2)]
     for reader in readers:
         reader.start()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not all(
+        any(WAITING in line for line in lines) for lines in outputs
+    ):
+        time.sleep(0.2)
+    holder.close()
     for reader in readers:
         reader.join(timeout=600)
     for index, build in enumerate(builds):
@@ -50,6 +60,9 @@ def test_two_builds_at_once_are_serialised_and_both_recorded(
     runs = con.execute(
         "SELECT status, waited_s, version_id FROM build_runs ORDER BY started_at"
     ).fetchall()
+    turns = con.execute(
+        "SELECT min(finished_at) <= max(started_at) FROM build_runs"
+    ).fetchone()  # the second started only once the first had finished
     intact = con.execute(
         "SELECT (SELECT count(*) FROM split_versions), "
         "(SELECT count(*) - count(DISTINCT (version_id, instance_id)) FROM instances), "
@@ -59,6 +72,7 @@ def test_two_builds_at_once_are_serialised_and_both_recorded(
     assert [status for status, _, _ in runs] == ["completed", "completed"]
     assert runs[1][1] > runs[0][1]  # the second waited for the first
     assert runs[0][2] == runs[1][2]  # and rewrote the same version
+    assert turns == (True,)
     assert intact == (1, 0, 0)
     assert suite.export(env, "concurrent") == reference_export
 
