@@ -24,7 +24,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import duckdb
@@ -61,12 +61,44 @@ class RetriesExhausted(SourceError):
 class UnreadableBody(RetriesExhausted):
     """Every attempt got a body that does not parse: the answer itself is broken, not the link.
 
-    A batch answering this may hold one bad record; callers split it to find that record.
+    A batch answering this may hold one bad record; ``split_unreadable`` finds that record.
     """
 
     def __init__(self, message: str, problem: str) -> None:
         super().__init__(message)
         self.problem = problem
+
+
+_T = TypeVar("_T")
+
+
+def split_unreadable(
+    ask: Callable[[list[str]], list[_T]],
+    listed: list[str],
+    failed: dict[str, str] | None,
+    source: str,
+    shown: Callable[[str], str] = str,
+) -> list[_T]:
+    """``ask(listed)``, and when its answer stays unreadable, ask again in halves.
+
+    One bad record breaks a whole batch's answer; halving finds it among n IDs in about
+    2·log2(n) requests (one at a time would be n, and S2 and arXiv allow one per second or
+    three). A single ID whose own answer is unreadable goes into ``failed`` (``shown(ID)`` ->
+    why, naming the source) instead of failing the others. Without ``failed``, it raises.
+    """
+    try:
+        return ask(listed)
+    except UnreadableBody as error:
+        if failed is None:
+            raise
+        if len(listed) == 1:
+            name = shown(listed[0])
+            failed[name] = f"{source}'s answer for {name} stays malformed: {error.problem}"
+            return []
+        half = len(listed) // 2
+        return split_unreadable(ask, listed[:half], failed, source, shown) + split_unreadable(
+            ask, listed[half:], failed, source, shown
+        )
 
 
 class ReplayMiss(SourceError):

@@ -30,7 +30,7 @@ from inspire_build.http import (
     NotFound,
     Params,
     SourceCodec,
-    UnreadableBody,
+    split_unreadable,
 )
 from inspire_build.models import DatePrecision, Paper, PaperIds, Source, Version
 
@@ -163,31 +163,18 @@ def fetch_records(
     """Records by arXiv ID, ≤ 100 per request. Every requested ID is a key; None: not found.
 
     With ``failed``, a feed that stays unreadable is asked again in halves (one bad entry
-    breaks the whole feed, and arXiv allows one request per 3 s, so halving finds it in
-    ~2 log2(100) requests, not 100), and an ID whose own feed is unreadable goes into
-    ``failed`` (ID -> why) instead of failing the others.
+    breaks the whole feed; ``http.split_unreadable``), and an ID whose own feed is unreadable
+    goes into ``failed`` (ID -> why) instead of failing the others.
     """
     canonical = {raw: ids.normalize_arxiv(raw) for raw in arxiv_ids}
     unique = list(dict.fromkeys(canonical.values()))
     by_id: dict[str, Paper] = {}
     for start in range(0, len(unique), ID_LIST_MAX):
-        for paper in _readable(client, unique[start : start + ID_LIST_MAX], failed):
+        chunk = unique[start : start + ID_LIST_MAX]
+        for paper in split_unreadable(lambda ids_: query(client, ids_), chunk, failed, "arXiv"):
             if paper.ids.arxiv:
                 by_id[paper.ids.arxiv] = paper
     return {raw: by_id.get(value) for raw, value in canonical.items()}
-
-
-def _readable(client: HttpClient, listed: list[str], failed: dict[str, str] | None) -> list[Paper]:
-    try:
-        return query(client, listed)
-    except UnreadableBody as error:
-        if failed is None:
-            raise
-        if len(listed) == 1:
-            failed[listed[0]] = f"arXiv's answer for {listed[0]} stays malformed: {error.problem}"
-            return []
-        half = len(listed) // 2
-        return _readable(client, listed[:half], failed) + _readable(client, listed[half:], failed)
 
 
 def lookup(client: HttpClient, listed_id: str) -> Paper:

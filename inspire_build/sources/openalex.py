@@ -26,9 +26,9 @@ from inspire_build.http import (
     HttpClient,
     Params,
     SourceCodec,
-    UnreadableBody,
     check_json,
     json_error_message,
+    split_unreadable,
 )
 from inspire_build.models import DatePrecision, Paper, PaperIds, Source
 from inspire_build.sources.raw import Fields, dicts
@@ -351,9 +351,9 @@ def fetch_works(
 ) -> dict[str, Paper | None]:
     """Works by ID in OR-filter batches. Every requested ID is a key; None means not found.
 
-    With ``failed``, a batch whose answer stays unreadable is asked again one ID at a time
-    (one bad record breaks a whole page), and the IDs whose own answer is unreadable go into
-    ``failed`` (ID -> why, naming the source and the problem) instead of failing the others.
+    With ``failed``, a batch whose answer stays unreadable is asked again in halves (one bad
+    record breaks a whole page; ``http.split_unreadable``), and the IDs whose own answer is
+    unreadable go into ``failed`` (ID -> why) instead of failing the others.
     """
     found: dict[str, Paper | None] = {raw: None for raw in paper_ids}
     wanted = {_canonical_entity(raw): raw for raw in paper_ids}
@@ -374,17 +374,14 @@ def _batch(
     failed: dict[str, str] | None,
     wanted: Mapping[str, str],
 ) -> list[Paper]:
-    path, params = _list_query({key: values})
-    try:
+    def ask(chunk: list[str]) -> list[Paper]:
+        path, params = _list_query({key: chunk})
         return list(_pages(client, path, params))
-    except UnreadableBody as error:
-        if failed is None:
-            raise
-        if len(values) == 1:
-            raw = wanted.get(prefix + values[0], values[0])
-            failed[raw] = f"OpenAlex's answer for {raw} stays malformed: {error.problem}"
-            return []
-        return [p for v in values for p in _batch(client, key, [v], prefix, failed, wanted)]
+
+    def shown(value: str) -> str:
+        return wanted.get(prefix + value, value)
+
+    return split_unreadable(ask, values, failed, "OpenAlex", shown)
 
 
 def _entity_names(paper: Paper) -> list[str]:

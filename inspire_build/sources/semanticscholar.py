@@ -26,9 +26,9 @@ from inspire_build.http import (
     Params,
     SourceCodec,
     SourceError,
-    UnreadableBody,
     check_json,
     json_error_message,
+    split_unreadable,
 )
 from inspire_build.models import (
     DatePrecision,
@@ -304,8 +304,8 @@ def fetch_papers(
 ) -> dict[str, Paper | None]:
     """Papers by ID through ``POST /paper/batch``, ≤ 500 per call. None means not found.
 
-    With ``failed``, a batch whose answer stays unreadable is asked again one ID at a time, as
-    in ``openalex.fetch_works``, and the IDs whose own answer is unreadable go into ``failed``.
+    With ``failed``, a batch whose answer stays unreadable is asked again in halves
+    (``http.split_unreadable``), and the IDs whose own answer is unreadable go into ``failed``.
     """
     unique = list(dict.fromkeys(paper_ids))
     found: dict[str, Paper | None] = dict.fromkeys(unique)
@@ -317,21 +317,16 @@ def fetch_papers(
 def _batch(
     client: HttpClient, chunk: list[str], failed: dict[str, str] | None
 ) -> dict[str, Paper | None]:
-    body = {"ids": [api_id(i) for i in chunk]}
-    try:
+    def ask(ids_: list[str]) -> list[tuple[str, Paper | None]]:
+        body = {"ids": [api_id(i) for i in ids_]}
         fields = [("fields", ",".join(PAPER_FIELDS))]
         answer = client.get(NAME, "/paper/batch", fields, json_body=body, method="POST").json()
-    except UnreadableBody as error:
-        if failed is None:
-            raise
-        if len(chunk) == 1:
-            failed[chunk[0]] = f"S2's answer for {chunk[0]} stays malformed: {error.problem}"
-            return {}
-        return {k: v for one in chunk for k, v in _batch(client, [one], failed).items()}
-    if not isinstance(answer, list) or len(answer) != len(chunk):
-        shown = len(answer) if isinstance(answer, list) else type(answer).__name__
-        raise SourceError(f"s2: /paper/batch answered {shown} records for {len(chunk)} IDs")
-    return {
-        raw: parse_paper(record) if isinstance(record, dict) else None
-        for raw, record in zip(chunk, answer, strict=True)
-    }
+        if not isinstance(answer, list) or len(answer) != len(ids_):
+            shown = len(answer) if isinstance(answer, list) else type(answer).__name__
+            raise SourceError(f"s2: /paper/batch answered {shown} records for {len(ids_)} IDs")
+        return [
+            (raw, parse_paper(record) if isinstance(record, dict) else None)
+            for raw, record in zip(ids_, answer, strict=True)
+        ]
+
+    return dict(split_unreadable(ask, chunk, failed, "S2"))
