@@ -81,6 +81,16 @@ class Settings(BaseSettings):
     brief_attempts: int = Field(default=3, ge=1, le=10)
     audit_retrieval_k: int = Field(default=10, ge=1)
 
+    # The information boundary (SPEC §9). The instance key keys instance IDs and cutoff offsets;
+    # unset, each warehouse generates its own once. Set it (64 hex digits, from
+    # `inspire key export`) to rebuild byte-identical exports in another warehouse.
+    instance_key: SecretStr | None = None
+    # A published cutoff is moved earlier by a secret offset of 0..this many days; 0 gives the
+    # paper's exact cutoff (the target's first public date minus three months).
+    cutoff_jitter_days: int = Field(default=30, ge=0, le=366)
+    # The audit fails when the window attack ranks more than this share of targets first.
+    window_attack_max_top1: float = Field(default=0.05, ge=0, le=1)
+
     # Sources: where requests go, and whether the raw response store may be bypassed.
     source_mode: SourceMode = "auto"
     openalex_url: str = "https://api.openalex.org"

@@ -160,12 +160,14 @@ class Redactor:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Redactor:
-        """A redactor for every secret the settings hold: the API keys and the contact email."""
+        """A redactor for every secret the settings hold: the API keys, the contact email and
+        the instance key."""
         held = (
             settings.openalex_api_key,
             settings.s2_api_key,
             settings.llm_api_key,
             settings.contact_email,
+            settings.instance_key,
         )
         return cls(s.get_secret_value() for s in held if s is not None)
 

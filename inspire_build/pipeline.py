@@ -13,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-from inspire_build import gold, resolve, splits
+from inspire_build import boundary_store, gold, resolve, splits
 from inspire_build.config import Settings
 from inspire_build.http import HttpClient
 
@@ -34,6 +34,7 @@ def lineage(
         known_records=selection.records,
         progress=progress,
         window=(config.start, config.end),
+        cutoff_offset=boundary_store.cutoff_offsets(con, settings),
     )
     resolve.write(con, results, selection.split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status.value == "candidate"]

@@ -23,10 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 import duckdb
 
 from inspire_build import ids, warehouse
+from inspire_build.boundary import published_cutoff
 from inspire_build.config import Settings
 from inspire_build.cutoff import (
     SourceDate,
-    cutoff_date,
     first_public,
     outside_window,
     reference_status,
@@ -214,8 +214,13 @@ def resolve_lineage(
     known_records: Mapping[str, Paper] | None = None,
     progress: Callable[[int, int], None] | None = None,
     window: tuple[dt.date, dt.date] | None = None,
+    cutoff_offset: Callable[[str], int] | None = None,
 ) -> list[TargetLineage]:
     """Fetch, merge, date and classify the references of every target. Writes nothing.
+
+    ``cutoff_offset(target paper_id)`` is the secret number of days the target's published
+    cutoff lies before the paper's exact one (``boundary.cutoff_offset``); references are judged
+    against that published cutoff, so the search environment and the gold agree. None: exact.
 
     ``known_records`` are targets' OpenAlex records already fetched (target selection lists
     them), so they are not asked for again. With a split's ``window``, a target first public
@@ -420,7 +425,16 @@ def resolve_lineage(
     for raw in target_ids:
         target = works.current(target_works[raw])  # it may have joined another work since
         results.append(
-            _classify(raw, target, merged[raw], works, target_dates.get(raw), unreadable, window)
+            _classify(
+                raw,
+                target,
+                merged[raw],
+                works,
+                target_dates.get(raw),
+                unreadable,
+                window,
+                cutoff_offset,
+            )
         )
     return results
 
@@ -463,12 +477,14 @@ def _classify(
     given_date: dt.date | None,
     failed: Mapping[PaperId, str],
     window: tuple[dt.date, dt.date] | None,
+    cutoff_offset: Callable[[str], int] | None = None,
 ) -> TargetLineage:
     target_first = target.first_public()
     target_date = given_date or (target_first.date if target_first else None)
     title = next((r.title for r in target.records if r.title), None)
     year = target_date.year if target_date else None
-    cutoff = cutoff_date(target_date) if target_date else None
+    offset = cutoff_offset(target.paper_id) if cutoff_offset and target_date else 0
+    cutoff = published_cutoff(target_date, offset) if target_date else None
     resolved: list[ResolvedReference] = []
     for entry in entries:
         work = works.get(entry.ids)

@@ -1,6 +1,7 @@
 """The build-split and audit-split flows through the CLI, against a sandbox: a version with its
-instances, grades and findings; an audit that passes; an export that passes its leak scan; and a
-rerun that makes no call and exports the same bytes."""
+instances, grades and findings; an audit that passes and prints the attacks on the boundary; an
+export that passes its leak scan; a rerun that makes no call and exports the same bytes; and
+published cutoffs that are the exact ones moved by the key's offsets (all exact at jitter 0)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from inspire_build import splits
+from inspire_build import boundary, exports
+from inspire_build.cutoff import cutoff_date
 from inspire_build.sandbox import server, world
+
+KEY = bytes(range(32))
 
 
 def test_build_audit_export_and_an_identical_rerun(tmp_path: Path) -> None:
@@ -30,6 +34,11 @@ def test_build_audit_export_and_an_identical_rerun(tmp_path: Path) -> None:
                 for line in server.env_lines(base, time_scale=1000)
             },
             "INSPIRE_LLM_BACKEND": "rules",
+            "INSPIRE_INSTANCE_KEY": KEY.hex(),
+            # A 1,000-paper world has a handful of papers per cutoff window, so the window
+            # attack wins there (tests/unit/test_exports.py tests its verdict); this test is
+            # about the flows, so the audit's verdict here rests on the leakage checks.
+            "INSPIRE_WINDOW_ATTACK_MAX_TOP1": "1.0",
         }
 
         def inspire(*args: str) -> subprocess.CompletedProcess[str]:
@@ -46,7 +55,10 @@ def test_build_audit_export_and_an_identical_rerun(tmp_path: Path) -> None:
         built = inspire("build", "--split", "eval", "--limit", "12")
         assert built.stdout.startswith("eval-")
         audited = inspire("audit", "eval")
-        assert "audit passed" in audited.stderr + audited.stdout
+        report = audited.stderr + audited.stdout
+        assert "audit passed" in report and "boundary held" in report
+        assert "hash attack: 0 instance ID(s) recovered" in report
+        assert "window attack: papers consistent with a public cutoff: median" in report
         first = inspire("export", "--split", "eval", "--out", str(tmp_path / "first")).stdout
         con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
         raw_before = con.execute("SELECT count(*) FROM raw_http").fetchone()
@@ -88,6 +100,42 @@ def test_build_audit_export_and_an_identical_rerun(tmp_path: Path) -> None:
     assert hashes_first and hashes_first == hashes_second
     public = (tmp_path / "first" / "public" / "instances.jsonl").read_text()
     assert "openalex" not in public and "arxiv:" not in public
+    assert_cutoffs_are_keyed(tmp_path / "w.duckdb", env)
+
+
+def assert_cutoffs_are_keyed(path: Path, env: dict[str, str]) -> None:
+    """Each published cutoff is the exact one less the key's offset for its target, and the
+    references were judged against it; a rebuild at jitter 0 publishes the exact cutoffs."""
+    con = duckdb.connect(str(path), read_only=True)
+    rows = con.execute(
+        "SELECT i.target_id, i.cutoff_date, t.first_public_date FROM eval_latest i "
+        "JOIN targets t ON t.paper_id = i.target_id AND t.split = 'eval'"
+    ).fetchall()
+    late = con.execute(
+        'SELECT count(*) FROM "references" r JOIN eval_latest i USING (target_id) '
+        "WHERE r.status = 'eligible' AND r.paper_id IN (SELECT paper_id FROM papers "
+        "WHERE first_public_date >= i.cutoff_date)"
+    ).fetchone()
+    con.close()
+    assert rows and late == (0,)
+    offsets = [boundary.cutoff_offset(KEY, t, 30) for t, _, _ in rows]
+    assert [c for _, c, _ in rows] == [
+        boundary.published_cutoff(day, o) for (_, _, day), o in zip(rows, offsets, strict=True)
+    ]
+    subprocess.run(
+        [sys.executable, "-m", "inspire_build", "build", "--split", "eval", "--limit", "12"],
+        env={**env, "INSPIRE_CUTOFF_JITTER_DAYS": "0", "INSPIRE_SOURCE_MODE": "replay"},
+        capture_output=True,
+        check=True,
+        timeout=600,
+    )
+    con = duckdb.connect(str(path), read_only=True)
+    exact = con.execute(
+        "SELECT i.cutoff_date, t.first_public_date FROM eval_latest i "
+        "JOIN targets t ON t.paper_id = i.target_id AND t.split = 'eval'"
+    ).fetchall()
+    con.close()
+    assert len(exact) == len(rows) and all(c == cutoff_date(day) for c, day in exact)
 
 
 def status_reason_is_window(reason: str) -> bool:
@@ -122,5 +170,5 @@ def test_a_public_file_naming_a_target_fails_the_export(tmp_path: Path) -> None:
     (public / "instances.jsonl").write_text(
         '{"brief": "a very distinctive title about sharded retrieval indexes"}\n'
     )
-    with pytest.raises(splits.ExportLeak, match="names a target"):
-        splits.leak_scan(con, "v1", public)
+    with pytest.raises(exports.ExportLeak, match="names a target"):
+        exports.leak_scan(con, "v1", public)

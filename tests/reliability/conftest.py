@@ -24,6 +24,10 @@ from inspire_build.sandbox import server, world
 
 VENV_BIN = Path(sys.executable).parent
 TARGETS = "10"
+# Every build of the suite shares one instance key, as a maintainer rebuilding elsewhere would
+# (`inspire key export`), so their exports can be compared byte for byte. It belongs in the
+# warehouse's private instance_key table and nowhere else (test_secrets).
+INSTANCE_KEY = "9c" * 32
 FAKE_SECRETS = {
     "INSPIRE_OPENALEX_API_KEY": "fake-openalex-key-7Qm2Zr",
     "INSPIRE_S2_API_KEY": "fake-s2-key-Vb81Kd",
@@ -141,6 +145,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory, prefect_api: str) -> Suite:
     base_env = {
         **os.environ,
         **FAKE_SECRETS,
+        "INSPIRE_INSTANCE_KEY": INSTANCE_KEY,
         "INSPIRE_LLM_BACKEND": "rules",
         "INSPIRE_HTTP_BACKOFF_S": "0.01",  # faults are retried at once; the answers are the same
         "INSPIRE_HTTP_BACKOFF_CAP_S": "0.05",

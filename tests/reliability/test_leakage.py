@@ -9,7 +9,7 @@ import shutil
 import duckdb
 import pytest
 
-from inspire_build import splits
+from inspire_build import exports, splits
 from inspire_build.briefs import title_ngrams
 
 from .conftest import Suite
@@ -21,7 +21,7 @@ def test_every_export_passes_and_a_planted_leak_is_caught(
     con = duckdb.connect(str(suite.root / "reference.duckdb"), read_only=True)
     version = splits.latest_version(con, "eval")
     for export in suite.exports:
-        splits.leak_scan(con, version, export / "public")  # every build's export is clean
+        exports.leak_scan(con, version, export / "public")  # every build's export is clean
 
     planted = suite.root / "planted" / "public"
     shutil.copytree(suite.root / "exports" / "reference" / "public", planted)
@@ -32,13 +32,13 @@ def test_every_export_passes_and_a_planted_leak_is_caught(
     ).fetchone()  # type: ignore[misc]
     lines = (planted / "instances.jsonl").read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines]
-    leak = sorted(title_ngrams(title, splits.LEAK_NGRAM))[0]
+    leak = sorted(title_ngrams(title, exports.LEAK_NGRAM))[0]
     for record in records:
         if record["instance_id"] == target:
             record["brief"] += f" It builds on {leak}."
     (planted / "instances.jsonl").write_text(
         "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8"
     )
-    with pytest.raises(splits.ExportLeak, match="names a target"):
-        splits.leak_scan(con, version, planted)
+    with pytest.raises(exports.ExportLeak, match="names a target"):
+        exports.leak_scan(con, version, planted)
     con.close()

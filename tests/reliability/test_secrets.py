@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import httpx
 
-from .conftest import FAKE_SECRETS, Suite
+from .conftest import FAKE_SECRETS, INSTANCE_KEY, Suite
 
 
 def found_in_warehouse(path: Path, secrets: Iterable[str]) -> list[str]:
@@ -59,6 +59,17 @@ def test_no_secret_in_any_warehouse_log_or_export(
     prefect_logs = httpx.post(prefect_api + "/logs/filter", json={"limit": 200}).text
     assert prefect_logs.startswith("[") and len(prefect_logs) > 2  # the builds' logs are there
     assert [s for s in secrets if s in prefect_logs] == []
+
+
+def test_the_instance_key_is_only_in_the_warehouses_private_key_table(
+    suite: Suite, prefect_api: str, reference_export: list[str]
+) -> None:
+    for warehouse in suite.warehouses:
+        found = found_in_warehouse(warehouse, [INSTANCE_KEY])
+        assert found in ([], [f"instance_key: {INSTANCE_KEY}"]), warehouse
+    assert found_in_files(suite.logs + suite.exports, [INSTANCE_KEY]) == []
+    prefect_logs = httpx.post(prefect_api + "/logs/filter", json={"limit": 200}).text
+    assert INSTANCE_KEY not in prefect_logs
 
 
 def test_the_scans_find_a_planted_secret(suite: Suite, reference_export: list[str]) -> None:

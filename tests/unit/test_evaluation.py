@@ -159,7 +159,7 @@ def test_cli_against_a_split_writes_eval_runs_and_scores(tmp_path: Path) -> None
     warehouse.migrate(con)
     con.execute(
         "INSERT INTO split_versions VALUES ('eval-x', 'eval', NULL, 'h', '0', '{}', '{}', "
-        "'{}', now(), 'complete')"
+        "'{}', now(), 'complete', 30)"
     )
     con.execute(
         "INSERT INTO qrels VALUES ('eval-x', 'i1', 'arxiv:2301.00001', 3, 'problem'), "

@@ -36,6 +36,8 @@ EXPECTED_TABLES = {
     "env_sessions",
     "env_steps",
     "build_runs",
+    "instance_key",
+    "boundary_audits",
 }
 
 

@@ -1,0 +1,319 @@
+"""A split version's export: public instances, private gold, and the dataset card.
+
+All or nothing: everything is written into a staging folder beside ``out``, the public side is
+attacked (the leak scan and the hash attack), and only then are the files moved into ``out``.
+An export that fails leaves no public file behind.
+
+The leak scan reads the public files back (the JSON values, the Parquet rows, the card) and
+looks, in one normal form (``boundary.normal_text``: NFKC, case folded, accents stripped,
+punctuation and whitespace collapsed), for every target's title and title 6-grams, every
+target ID in every scheme, and the titles of every instance's T3 antecedents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import tempfile
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+import duckdb
+
+from inspire_build import boundary, boundary_store
+from inspire_build.config import Settings
+from inspire_build.errors import InspireError
+from inspire_build.splits import latest_version
+
+PUBLIC_FILES = ("instances.jsonl", "instances.parquet")
+CARD = "dataset_card.md"
+LEAK_NGRAM = 6
+MIN_ID_DIGITS = 6  # a numeric ID shorter than this (a small CorpusId) is too common to scan for
+
+
+class ExportLeak(InspireError):
+    """A public file names a target or gives its instance ID away."""
+
+
+def export(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    split: str,
+    version: str | None,
+    out: Path,
+) -> dict[str, str]:
+    """Write ``out/public``, ``out/private`` and ``out/dataset_card.md``; returns file -> sha256.
+
+    Raises :class:`ExportLeak`, leaving ``out`` as it was, when the public side leaks.
+    """
+    version = version or latest_version(con, split)
+    report = boundary_store.attack_version(con, settings, version)
+    if report.hash.recovered:
+        raise ExportLeak(
+            f"the hash attack recovers {len(report.hash.recovered)} instance ID(s) of {version} "
+            "from public data; rebuild the version (its IDs are not keyed)"
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.export-", dir=out.parent))
+    try:
+        _write_public(con, version, staging / "public")
+        _write_private(con, version, staging / "private")
+        _atomic(staging / CARD, dataset_card(con, split, version, report))
+        leak_scan(con, version, staging / "public", staging / CARD)
+        hashes = {
+            str(p.relative_to(staging)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(staging.rglob("*"))
+            if p.is_file()
+        }
+        _move_into(staging, out, ["private", CARD, "public"])
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return hashes
+
+
+def _move_into(staging: Path, out: Path, names: Iterable[str]) -> None:
+    """Replace each named entry of ``out`` by the staged one; the public side goes last."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        target = out / name
+        if target.is_dir():
+            shutil.rmtree(target)
+        os.replace(staging / name, target)
+
+
+def _atomic(path: Path, text: str | bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(text.encode() if isinstance(text, str) else text)
+    os.replace(tmp, path)
+
+
+def _copy(con: duckdb.DuckDBPyConnection, query: str, params: list[object], path: Path) -> None:
+    tmp = path.with_name(".tmp-" + path.name)
+    # COPY binds only its file name reliably, so the query's own parameters are bound first.
+    statement = "CREATE OR REPLACE TEMP TABLE export_rows AS " + query  # a fixed query
+    con.execute(statement, params)
+    con.execute("COPY export_rows TO ? (FORMAT parquet)", [str(tmp)])
+    con.execute("DROP TABLE export_rows")
+    os.replace(tmp, path)
+
+
+def _write_public(con: duckdb.DuckDBPyConnection, version: str, public: Path) -> None:
+    public.mkdir()
+    rows = con.execute(
+        "SELECT instance_id, brief, cutoff_date FROM instances WHERE version_id = ? "
+        "ORDER BY instance_id",
+        [version],
+    ).fetchall()
+    lines = [
+        json.dumps({"instance_id": i, "brief": b, "cutoff": str(c)}, ensure_ascii=False)
+        for i, b, c in rows
+    ]
+    _atomic(public / "instances.jsonl", "".join(line + "\n" for line in lines))
+    _copy(
+        con,
+        "SELECT instance_id, brief, cutoff_date AS cutoff FROM instances "
+        "WHERE version_id = ? ORDER BY instance_id",
+        [version],
+        public / "instances.parquet",
+    )
+
+
+def _write_private(con: duckdb.DuckDBPyConnection, version: str, private: Path) -> None:
+    private.mkdir()
+    qrels = con.execute(
+        "SELECT instance_id, paper_id, tier FROM qrels WHERE version_id = ? "
+        "ORDER BY instance_id, paper_id",
+        [version],
+    ).fetchall()
+    _atomic(private / "qrels.trec", "".join(f"{i} 0 {p} {t}\n" for i, p, t in qrels))
+    _copy(
+        con,
+        "SELECT q.instance_id, q.paper_id, q.tier, q.role, g.rationale FROM qrels q "
+        "JOIN instances i USING (version_id, instance_id) "
+        "LEFT JOIN grades g ON g.target_id = i.target_id AND g.paper_id = q.paper_id "
+        "WHERE q.version_id = ? ORDER BY 1, 2",
+        [version],
+        private / "antecedents.parquet",
+    )
+    _copy(
+        con,
+        "SELECT i.instance_id, i.target_id, p.title, i.cutoff_date, p.first_public_date "
+        "FROM instances i LEFT JOIN papers p ON p.paper_id = i.target_id "
+        "WHERE i.version_id = ? ORDER BY 1",
+        [version],
+        private / "targets.parquet",
+    )
+
+
+# --- the leak scan ------------------------------------------------------------------------------
+
+
+def leak_needles(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
+    """Every string, in normal form, whose appearance in a public file names a target or
+    gives a T3 antecedent away."""
+    needles: set[str] = set()
+    targets = con.execute(
+        "SELECT i.target_id, p.title FROM instances i LEFT JOIN papers p "
+        "ON p.paper_id = i.target_id WHERE i.version_id = ?",
+        [version],
+    ).fetchall()
+    for target_id, title in targets:
+        ids = con.execute(
+            "SELECT scheme, value FROM paper_ids WHERE paper_id = ?", [target_id]
+        ).fetchall()
+        spellings = {str(target_id), *(str(v) for _, v in ids), *(f"{s}:{v}" for s, v in ids)}
+        needles.update(_id_needle(i) for i in spellings)
+        needles.update(_title_needles(title, min_words=2, ngram=LEAK_NGRAM))
+    for (title,) in con.execute(
+        "SELECT p.title FROM qrels q JOIN papers p USING (paper_id) "
+        "WHERE q.version_id = ? AND q.tier = 3",
+        [version],
+    ).fetchall():
+        needles.update(_title_needles(title, min_words=3, ngram=None))
+    return {n for n in needles if n}
+
+
+def _id_needle(value: str) -> str:
+    normal = boundary.normal_text(value).strip()
+    return "" if normal.isdigit() and len(normal) < MIN_ID_DIGITS else normal
+
+
+def _title_needles(title: str | None, *, min_words: int, ngram: int | None) -> list[str]:
+    words = boundary.normal_text(title or "").split()
+    if len(words) < min_words:
+        return []
+    found = [" ".join(words)]
+    if ngram is not None:
+        found += [" ".join(words[i : i + ngram]) for i in range(len(words) - ngram + 1)]
+    return found
+
+
+def public_texts(con: duckdb.DuckDBPyConnection, public: Path, card: Path | None) -> list[str]:
+    """The text of every public file as a reader gets it: JSON values decoded, Parquet rows
+    read back, the card as written."""
+    texts = []
+    for path in sorted(public.iterdir()):
+        if path.suffix == ".jsonl":
+            for line in path.read_text(encoding="utf-8").splitlines():
+                texts += [str(v) for v in json.loads(line).values()] if line.strip() else []
+            texts.append(path.read_text(encoding="utf-8"))
+        elif path.suffix == ".parquet":
+            rows = con.execute("SELECT * FROM read_parquet(?)", [str(path)]).fetchall()
+            texts += [str(v) for row in rows for v in row]
+        else:
+            texts.append(path.read_text(encoding="utf-8", errors="replace"))
+    if card is not None:
+        texts.append(card.read_text(encoding="utf-8"))
+    return texts
+
+
+def leak_scan(
+    con: duckdb.DuckDBPyConnection, version: str, public: Path, card: Path | None = None
+) -> None:
+    """Raise :class:`ExportLeak` naming what leaked, if any needle is in a public file."""
+    needles = leak_needles(con, version)
+    found: set[str] = set()
+    for text in public_texts(con, public, card):
+        found.update(boundary.found_in(needles, boundary.normal_text(text)))
+    if found:
+        raise ExportLeak(f"a public file names a target: {sorted(found)[:5]}")
+
+
+# --- the dataset card ---------------------------------------------------------------------------
+
+
+def dataset_card(
+    con: duckdb.DuckDBPyConnection,
+    split: str,
+    version: str,
+    report: boundary_store.BoundaryReport,
+) -> str:
+    """The paper's Table 5 statistics for this build, the funnel to instances, and the
+    information boundary with the figures of the attacks played against it."""
+    per_target = [
+        n
+        for (n,) in con.execute(
+            "SELECT n_antecedents FROM instances WHERE version_id = ?", [version]
+        ).fetchall()
+    ]
+    tiers = Counter(
+        dict(
+            con.execute(
+                "SELECT tier, count(*) FROM qrels WHERE version_id = ? GROUP BY 1", [version]
+            ).fetchall()
+        )
+    )
+    words = [
+        len(str(b).split())
+        for (b,) in con.execute(
+            "SELECT brief FROM instances WHERE version_id = ?", [version]
+        ).fetchall()
+    ]
+    years = con.execute(
+        "SELECT min(year(t.first_public_date)), max(year(t.first_public_date)) FROM instances i "
+        "JOIN targets t ON t.paper_id = i.target_id AND t.split = ? WHERE i.version_id = ?",
+        [split, version],
+    ).fetchone() or (None, None)
+    funnel = dict(
+        con.execute(
+            "SELECT status, count(*) FROM targets WHERE split = ? GROUP BY 1", [split]
+        ).fetchall()
+    )
+    row = con.execute(
+        "SELECT config_hash, code_version, models FROM split_versions WHERE version_id = ?",
+        [version],
+    ).fetchone() or ("", "", "{}")
+    median = statistics.median(per_target) if per_target else 0
+    mean_words = statistics.fmean(words) if words else 0.0
+    lines = [
+        f"# Dataset card: {split} ({version})",
+        "",
+        f"Built by inspire-build {row[1]}; config hash `{str(row[0])[:16]}`; models {row[2]}.",
+        "",
+        "| Split | Targets | Graded antecedents | Median/target | T3 | T2 | T1 | Mean brief words "
+        "| Target years |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| {split} | {len(per_target):,} | {sum(per_target):,} | {median:g} | {tiers[3]:,} | "
+        f"{tiers[2]:,} | {tiers[1]:,} | {mean_words:.1f} | {years[0]} to {years[1]} |",
+        "",
+        "## Funnel",
+        "",
+        "| Stage | Targets |",
+        "|---|---|",
+    ]
+    lines += [f"| {status} | {count:,} |" for status, count in sorted(funnel.items())]
+    lines += [f"| instances in this version | {len(per_target):,} |", ""]
+    return "\n".join(lines + boundary_section(report))
+
+
+def boundary_section(report: boundary_store.BoundaryReport) -> list[str]:
+    """What the card says of the information boundary (SPEC §9)."""
+    jitter = report.jitter_days
+    median, p10 = (boundary_store.figure(v) for v in (report.window_median, report.window_p10))
+    moved = (
+        f"moved earlier by a secret offset of 0 to {jitter} days per target"
+        if jitter
+        else "not moved (`cutoff_jitter_days: 0`): it is the paper's exact cutoff"
+    )
+    return [
+        "## Information boundary",
+        "",
+        "- Instance IDs are HMAC-SHA256 values under this warehouse's secret instance key, "
+        "which is not published; no hash of public data gives an instance ID.",
+        f"- Each published cutoff is the target's first public date minus three months, {moved}. "
+        "Antecedents are judged against the published cutoff.",
+        f"- Papers of the warehouse consistent with a published cutoff: median {median}, "
+        f"10th percentile {p10} "
+        "(the warehouse holds only targets and their references; far more papers were public "
+        "on those days).",
+        f"- Hash attack: {len(report.hash.recovered)} instance IDs recovered from "
+        f"{report.hash.tried:,} hashes of the warehouse's paper IDs under every public string.",
+        f"- Window attack (the warehouse's papers in each cutoff's window, ranked by bm25 of "
+        f"the brief): target first for {report.share(1):.1%} of instances, in the top "
+        f"{boundary_store.WINDOW_TOP} for {report.share(boundary_store.WINDOW_TOP):.1%}.",
+        "",
+    ]

@@ -1,0 +1,119 @@
+"""The information boundary, attacked as a competitor holding the public export would.
+
+- Instance IDs are keyed: the same config built into a fresh warehouse with its own key gives
+  other IDs (and with the suite's shared key, the same bytes: test_faults and test_kills
+  compare every build's export with the reference byte for byte).
+- No string of the public export, as a hash input beside any target ID, gives an instance ID.
+- `inspire audit` prints the hash and window attacks, and fails on a planted unkeyed ID.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import duckdb
+
+from inspire_build import boundary
+
+from .conftest import Suite
+
+
+def public_instances(export: Path) -> dict[str, str]:
+    """instance ID -> brief, as the public file gives them."""
+    lines = (export / "public" / "instances.jsonl").read_text(encoding="utf-8").splitlines()
+    return {r["instance_id"]: r["brief"] for r in map(json.loads, lines)}
+
+
+def public_strings(export: Path) -> set[str]:
+    """Every value, word and token of the public side: the JSON values, the card's lines."""
+    texts = [
+        str(v)
+        for line in (export / "public" / "instances.jsonl").read_text().splitlines()
+        for v in json.loads(line).values()
+    ]
+    texts += (export / "dataset_card.md").read_text(encoding="utf-8").splitlines()
+    found = set(texts)
+    for text in texts:
+        found.update(text.split())
+        found.update(re.findall(r"[\w.:/-]+", text))
+    return found
+
+
+def target_ids(warehouse_path: Path) -> set[str]:
+    con = duckdb.connect(str(warehouse_path), read_only=True)
+    rows = con.execute(
+        "SELECT i.target_id, p.scheme, p.value FROM eval_latest i "
+        "LEFT JOIN paper_ids p ON p.paper_id = i.target_id"
+    ).fetchall()
+    con.close()
+    found = {str(t) for t, _, _ in rows}
+    found.update(str(v) for _, _, v in rows if v)
+    found.update(f"{s}:{v}" for _, s, v in rows if v)
+    return found
+
+
+def test_a_fresh_warehouse_with_its_own_key_gives_other_instance_ids(
+    suite: Suite, sandbox: str, reference_export: list[str]
+) -> None:
+    env = suite.env("own-key", sandbox)
+    env.pop("INSPIRE_INSTANCE_KEY")
+    suite.build(env, "build-own-key")
+    suite.export(env, "own-key")
+    reference = public_instances(suite.root / "exports" / "reference")
+    own = public_instances(suite.root / "exports" / "own-key")
+    assert sorted(reference.values()) == sorted(own.values())  # the same briefs ...
+    assert reference and set(reference).isdisjoint(own)  # ... under other IDs
+    card = (suite.root / "exports" / "own-key" / "dataset_card.md").read_text()
+    assert (
+        card.splitlines()[0]
+        == ((suite.root / "exports" / "reference" / "dataset_card.md").read_text().splitlines()[0])
+    )  # the same version ID: the key is not part of the config
+
+
+def test_no_public_string_hashes_a_target_id_to_an_instance_id(
+    suite: Suite, reference_export: list[str]
+) -> None:
+    export = suite.root / "exports" / "reference"
+    ids = list(public_instances(export))
+    version = (export / "dataset_card.md").read_text().splitlines()[0].split("(")[1].rstrip(")")
+    publics, targets = public_strings(export), target_ids(suite.root / "reference.duckdb")
+    attack = boundary.hash_attack(ids, targets, publics, version)
+    assert attack.tried > 100_000 and attack.recovered == {}
+    # the same attack on the old, unkeyed IDs of the same targets recovers every one
+    con = duckdb.connect(str(suite.root / "reference.duckdb"), read_only=True)
+    rows = con.execute("SELECT target_id FROM eval_latest").fetchall()
+    con.close()
+    old = [hashlib.sha256(f"inspire:{version}:{t}".encode()).hexdigest()[:16] for (t,) in rows]
+    assert set(boundary.hash_attack(old, targets, publics, version).recovered) == set(old)
+
+
+def test_the_audit_prints_the_attacks_and_fails_on_an_unkeyed_id(
+    suite: Suite, sandbox: str, reference_export: list[str]
+) -> None:
+    copy = suite.root / "audit-copy.duckdb"
+    shutil.copy(suite.root / "reference.duckdb", copy)
+    env = {**suite.env("audit-copy", sandbox), "INSPIRE_WAREHOUSE": str(copy)}
+    lenient = {**env, "INSPIRE_WINDOW_ATTACK_MAX_TOP1": "1.0"}
+    clean = suite.run(lenient, "audit", "eval", log="audit-clean")
+    report = clean.stdout + clean.stderr
+    assert clean.returncode == 0, report[-3000:]
+    assert "hash attack: 0 instance ID(s) recovered" in report and "boundary held" in report
+    assert re.search(r"window attack: .* target ranked first \d+\.\d%", report)
+
+    con = duckdb.connect(str(copy))
+    version, iid, target = con.execute(
+        "SELECT version_id, instance_id, target_id FROM eval_latest ORDER BY instance_id LIMIT 1"
+    ).fetchone()  # type: ignore[misc]
+    old = hashlib.sha256(f"inspire:{version}:{target}".encode()).hexdigest()[:16]
+    con.execute("UPDATE qrels SET instance_id = ? WHERE instance_id = ?", [old, iid])
+    con.execute("UPDATE instances SET instance_id = ? WHERE instance_id = ?", [old, iid])
+    con.close()
+    planted = suite.run(lenient, "audit", "eval", log="audit-planted")
+    report = planted.stdout + planted.stderr
+    assert planted.returncode == 1, report[-3000:]
+    assert "hash attack: 1 instance ID(s) recovered" in report
+    assert f"RECOVERED {old}" in report and "boundary FAILED" in report
