@@ -86,7 +86,7 @@ demo: ## Offline end to end: sandbox, both splits (rules backend), audit, export
 	export INSPIRE_WAREHOUSE=$(RUN)/demo.duckdb INSPIRE_LLM_BACKEND=rules INSPIRE_S2_RPS=1000; \
 	$(PY) -m inspire_build build --split train --limit $(DEMO_TARGETS); \
 	$(PY) -m inspire_build build --split eval --limit $(DEMO_TARGETS); \
-	$(PY) -m inspire_build audit; \
+	$(PY) -m inspire_build audit || echo "make demo: the audit FAILED (its report is above); the demo goes on"; \
 	$(PY) -m inspire_build export --split train --out $(RUN)/demo-export/train > /dev/null; \
 	$(PY) -m inspire_build export --split eval --out $(RUN)/demo-export/eval; \
 	$(PY) -m inspire_build corpus build --world $(RUN)/demo-world; \

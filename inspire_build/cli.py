@@ -25,7 +25,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from inspire_build import resolve, snapshot, sources, warehouse
+from inspire_build import boundary_store, resolve, snapshot, sources, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import InputError, InspireError, InvalidIdError
 from inspire_build.http import HttpClient, SourceMode
@@ -89,6 +89,11 @@ hindsight_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(hindsight_app, name="hindsight")
+key_app = typer.Typer(
+    help="The warehouse's secret instance key (keys instance IDs and cutoff offsets).",
+    no_args_is_help=True,
+)
+app.add_typer(key_app, name="key")
 
 # Messages stay on one line when piped (soft_wrap), and text from data or errors is printed as
 # is, never read as rich markup.
@@ -402,9 +407,15 @@ def lineage_resolve(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Resolve targets' lineage and write papers, IDs, references, targets and completeness."""
+    root: _Context = ctx.obj
     resolve.check_ids(paper_ids)
     with _client(ctx, warehouse_path, offline) as (client, con):
-        results = resolve.resolve_lineage(paper_ids, client, existing=resolve.crosswalk(con))
+        results = resolve.resolve_lineage(
+            paper_ids,
+            client,
+            existing=resolve.crosswalk(con),
+            cutoff_offset=boundary_store.cutoff_offsets(con, root.settings),
+        )
         resolve.write(con, results, split, resolve.ALL_SOURCES)
     for result in results:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(result.counts().items()))
@@ -575,14 +586,39 @@ def export_command(
     version: Annotated[str | None, typer.Option(help="A version ID (default: latest).")] = None,
     warehouse_path: WarehouseOption = None,
 ) -> None:
-    """Write public instances, private qrels/antecedents/targets and the dataset card."""
-    from inspire_build import splits
+    """Write public instances, private qrels/antecedents/targets and the dataset card.
 
+    All or nothing: a public side that leaks fails the export and leaves no public file."""
+    from inspire_build import exports
+
+    root: _Context = ctx.obj
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
-        hashes = splits.export(con, split, version, out_dir)
+        hashes = exports.export(con, root.settings, split, version, out_dir)
     for name, digest in hashes.items():
         print(f"{digest}  {name}")
     out.print((out_dir / "dataset_card.md").read_text(encoding="utf-8"))
+
+
+@key_app.command("export")
+def key_export(
+    ctx: typer.Context,
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write the key to this file (mode 0600) instead of stdout."),
+    ] = None,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Print the instance key, to rebuild byte-identical exports elsewhere with
+    INSPIRE_INSTANCE_KEY. It is a secret: whoever holds it can map targets to instance IDs."""
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        key = boundary_store.stored_key(con)
+    if out_file is None:
+        print(key)
+    else:
+        out_file.touch(mode=0o600, exist_ok=True)
+        out_file.chmod(0o600)
+        out_file.write_text(key + "\n", encoding="utf-8")
+    err.print("this key is secret: keep it with the private side, never in a public export")
 
 
 eval_app = typer.Typer(
@@ -937,40 +973,66 @@ def _tool_sessions(
     version: str | None,
     backend: str,
     budget: int,
-    run_path: Path | None,
-    trajectories: Path | None,
-    reveal_scores: bool,
+    lines: tuple[Path | None, Path | None],
+    run_name: str | None,
+    debug_reveal_scores: bool,
 ) -> ToolSessions:
-    from inspire_build.env import run, server, store
+    """The sessions of one run; ``lines`` are the run and trajectory files appended on submit."""
+    from inspire_build.env import run, server
     from inspire_build.env.core import SearchEnv
 
     root: _Context = ctx.obj
+    run_path, trajectories = lines
     chosen, tasks, made = run.prepare(con, root.settings, split, version, backend)
 
-    def finish(session: store.Session) -> None:
-        store.write_sessions(con, [session])
+    def submitted(env: SearchEnv, scores_revealed: bool) -> None:
         if run_path is not None:
-            run.append_jsonl(run_path, session.env.run_line())
+            run.append_jsonl(run_path, env.run_line())
         if trajectories is not None:
-            run.append_jsonl(trajectories, session.env.trajectory_line())
+            run.append_jsonl(trajectories, env.trajectory_line(scores_revealed))
 
+    if debug_reveal_scores:
+        err.print(REVEAL_WARNING)
     return server.ToolSessions(
         tasks,
-        lambda task: SearchEnv(task, budget, made),
-        finish,
+        made,
+        con,
+        budget=budget,
+        run_name=run_name or (run_path.stem if run_path is not None else "default"),
         version=chosen,
-        judge=server.judge_from(con, chosen) if reveal_scores else None,
+        on_submit=submitted,
+        judge=server.judge_from(con, chosen) if debug_reveal_scores else None,
     )
 
 
+REVEAL_WARNING = (
+    "WARNING: --debug-reveal-scores-to-agent: every submit is answered with the instance's "
+    "scores against the gold.\nWARNING: that makes the server an answer oracle. Runs served "
+    "like this are not benchmark results;\nWARNING: each session it touches is recorded with "
+    "scores_revealed = true (env_sessions and the trajectory line)."
+)
 RunAppendOption = Annotated[
     Path | None, typer.Option("--run", help="Append each submission's run line here.")
 ]
 TrajectoriesAppendOption = Annotated[
-    Path | None, typer.Option("--trajectories", help="Append each session's trajectory here.")
+    Path | None,
+    typer.Option("--trajectories", help="Append each submitted session's trajectory here."),
+]
+RunNameOption = Annotated[
+    str | None,
+    typer.Option(
+        "--run-name",
+        help="The run these sessions belong to: one budget and one submission per instance "
+        "and run, kept across restarts. Default: the --run file's name, else 'default'.",
+    ),
 ]
 RevealOption = Annotated[
-    bool, typer.Option("--reveal-scores", help="Answer submit with the instance's scores.")
+    bool,
+    typer.Option(
+        "--debug-reveal-scores-to-agent",
+        help="Debugging only: answer submit with the instance's scores (an answer oracle); "
+        "warns, and marks every session it touches with scores_revealed.",
+    ),
 ]
 
 
@@ -984,21 +1046,24 @@ def env_serve(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8765,
     run_path: RunAppendOption = None,
     trajectories: TrajectoriesAppendOption = None,
-    reveal_scores: RevealOption = False,
+    run_name: RunNameOption = None,
+    debug_reveal_scores: RevealOption = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
-    """Serve search/read/submit over HTTP/JSON on 127.0.0.1, one instance at a time."""
+    """Serve search/read/submit over HTTP/JSON on 127.0.0.1: one token-bound session per
+    instance, kept in the warehouse."""
     from inspire_build.env import server
 
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
         sessions = _tool_sessions(
-            ctx, con, split, version, backend, budget, run_path, trajectories, reveal_scores
+            ctx, con, split, version, backend, budget, (run_path, trajectories), run_name,
+            debug_reveal_scores,
+        )  # fmt: skip
+        err.print(
+            f"serving {len(sessions.tasks)} instance(s) of run {sessions.run_name!r} on "
+            f"http://127.0.0.1:{port}"
         )
-        err.print(f"serving {len(sessions.tasks)} instance(s) on http://127.0.0.1:{port}")
-        try:
-            server.serve(server.create_app(sessions), port)
-        finally:
-            sessions.close()
+        server.serve(server.create_app(sessions), port)
 
 
 @env_app.command("mcp")
@@ -1010,20 +1075,20 @@ def env_mcp(
     budget: BudgetOption = 20,
     run_path: RunAppendOption = None,
     trajectories: TrajectoriesAppendOption = None,
-    reveal_scores: RevealOption = False,
+    run_name: RunNameOption = None,
+    debug_reveal_scores: RevealOption = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
-    """Serve search/read/submit as MCP tools over stdio, one instance at a time."""
+    """Serve search/read/submit as MCP tools over stdio: one token-bound session per instance,
+    kept in the warehouse."""
     from inspire_build.env.mcp_server import create_mcp
 
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
         sessions = _tool_sessions(
-            ctx, con, split, version, backend, budget, run_path, trajectories, reveal_scores
-        )
-        try:
-            create_mcp(sessions).run("stdio")
-        finally:
-            sessions.close()
+            ctx, con, split, version, backend, budget, (run_path, trajectories), run_name,
+            debug_reveal_scores,
+        )  # fmt: skip
+        create_mcp(sessions).run("stdio")
 
 
 def _query_rows(ctx: typer.Context, given: Path | None, query: str) -> list[dict[str, Any]]:

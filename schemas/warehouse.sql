@@ -6,6 +6,8 @@ CREATE TABLE _migrations("name" VARCHAR PRIMARY KEY, checksum VARCHAR NOT NULL, 
 
 CREATE TABLE audit_findings(brief_id VARCHAR, "check" VARCHAR, passed BOOLEAN NOT NULL, "level" VARCHAR NOT NULL, detail VARCHAR NOT NULL, PRIMARY KEY(brief_id, "check"));
 
+CREATE TABLE boundary_audits(version_id VARCHAR PRIMARY KEY, jitter_days INTEGER NOT NULL, instances INTEGER NOT NULL, exact_cutoffs INTEGER NOT NULL, hash_tried BIGINT NOT NULL, hash_recovered INTEGER NOT NULL, window_median DOUBLE, window_p10 DOUBLE, window_top1 DOUBLE, window_top10 DOUBLE, audited_at TIMESTAMP WITH TIME ZONE NOT NULL);
+
 CREATE TABLE briefs(brief_id VARCHAR PRIMARY KEY, target_id VARCHAR NOT NULL, attempt INTEGER NOT NULL, "text" VARCHAR NOT NULL, word_count INTEGER NOT NULL, prompt_name VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, status VARCHAR, reason VARCHAR, created_at TIMESTAMP WITH TIME ZONE NOT NULL);
 
 CREATE TABLE build_runs(run_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, status VARCHAR NOT NULL, reason VARCHAR, version_id VARCHAR, requested_at TIMESTAMP WITH TIME ZONE NOT NULL, started_at TIMESTAMP WITH TIME ZONE NOT NULL, waited_s DOUBLE NOT NULL, finished_at TIMESTAMP WITH TIME ZONE, pid INTEGER NOT NULL);
@@ -14,7 +16,7 @@ CREATE TABLE corpus(paper_id VARCHAR PRIMARY KEY, title VARCHAR, abstract VARCHA
 
 CREATE TABLE corpus_ids(scheme VARCHAR, "value" VARCHAR, paper_id VARCHAR NOT NULL, PRIMARY KEY(scheme, "value"));
 
-CREATE TABLE env_sessions(session_id VARCHAR PRIMARY KEY, version_id VARCHAR, instance_id VARCHAR NOT NULL, agent VARCHAR NOT NULL, backend VARCHAR NOT NULL, budget INTEGER NOT NULL, calls INTEGER NOT NULL, status VARCHAR NOT NULL, ranking VARCHAR[], started_at TIMESTAMP WITH TIME ZONE NOT NULL, finished_at TIMESTAMP WITH TIME ZONE NOT NULL);
+CREATE TABLE env_sessions(session_id VARCHAR PRIMARY KEY, run_name VARCHAR, version_id VARCHAR, instance_id VARCHAR NOT NULL, agent VARCHAR NOT NULL, backend VARCHAR NOT NULL, budget INTEGER NOT NULL, calls INTEGER NOT NULL, status VARCHAR NOT NULL, ranking VARCHAR[], token_sha256 VARCHAR, scores_revealed BOOLEAN DEFAULT(CAST('f' AS BOOLEAN)) NOT NULL, started_at TIMESTAMP WITH TIME ZONE NOT NULL, finished_at TIMESTAMP WITH TIME ZONE);
 
 CREATE TABLE env_steps(session_id VARCHAR, step INTEGER, tool VARCHAR NOT NULL, query VARCHAR NOT NULL, k INTEGER, exposed VARCHAR[] NOT NULL, latency_ms DOUBLE NOT NULL, PRIMARY KEY(session_id, step));
 
@@ -25,6 +27,8 @@ CREATE TABLE eval_scores(run_id VARCHAR, instance_id VARCHAR, metric VARCHAR, "v
 CREATE TABLE gold_completeness(target_id VARCHAR PRIMARY KEY, references_seen INTEGER NOT NULL, resolved INTEGER NOT NULL, dated INTEGER NOT NULL, eligible INTEGER NOT NULL, after_cutoff INTEGER NOT NULL, dated_after_target INTEGER NOT NULL, no_date INTEGER NOT NULL, unresolved INTEGER NOT NULL, self INTEGER NOT NULL, sources VARCHAR[] NOT NULL, updated_at TIMESTAMP WITH TIME ZONE NOT NULL);
 
 CREATE TABLE grades(target_id VARCHAR, paper_id VARCHAR, tier INTEGER NOT NULL, "role" VARCHAR NOT NULL, rationale VARCHAR NOT NULL, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, CHECK((tier BETWEEN 1 AND 3)), PRIMARY KEY(target_id, paper_id));
+
+CREATE TABLE instance_key(key_id VARCHAR PRIMARY KEY, secret_hex VARCHAR NOT NULL, origin VARCHAR NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL);
 
 CREATE TABLE instances(version_id VARCHAR, instance_id VARCHAR, target_id VARCHAR NOT NULL, brief_id VARCHAR NOT NULL, brief VARCHAR NOT NULL, cutoff_date DATE NOT NULL, n_antecedents INTEGER NOT NULL, PRIMARY KEY(version_id, instance_id));
 
@@ -42,7 +46,7 @@ CREATE TABLE raw_http(request_key VARCHAR PRIMARY KEY, "source" VARCHAR NOT NULL
 
 CREATE TABLE "references"(target_id VARCHAR, ref_key VARCHAR, paper_id VARCHAR, title VARCHAR, "year" INTEGER, ids JSON NOT NULL, sources VARCHAR[] NOT NULL, match_rule VARCHAR, match_score DOUBLE, contexts VARCHAR[], intents VARCHAR[], is_influential BOOLEAN, status VARCHAR, reason VARCHAR, PRIMARY KEY(target_id, ref_key));
 
-CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, "label" VARCHAR, config_hash VARCHAR NOT NULL, code_version VARCHAR NOT NULL, prompt_hashes JSON NOT NULL, models JSON NOT NULL, counts JSON NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR);
+CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, "label" VARCHAR, config_hash VARCHAR NOT NULL, code_version VARCHAR NOT NULL, prompt_hashes JSON NOT NULL, models JSON NOT NULL, counts JSON NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR, cutoff_jitter_days INTEGER);
 
 CREATE TABLE targets(split VARCHAR, paper_id VARCHAR, title VARCHAR, first_public_date DATE, cutoff_date DATE, status VARCHAR NOT NULL, reason VARCHAR, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, PRIMARY KEY(split, paper_id));
 
@@ -51,5 +55,7 @@ CREATE VIEW eval_latest AS SELECT i.* FROM instances AS i INNER JOIN latest_spli
 CREATE VIEW latest_split_versions AS SELECT * EXCLUDE (rank_in_split) FROM (SELECT *, row_number() OVER (PARTITION BY split ORDER BY created_at DESC, version_id DESC) AS rank_in_split FROM split_versions) WHERE (rank_in_split = 1);
 
 CREATE VIEW train_latest AS SELECT i.* FROM instances AS i INNER JOIN latest_split_versions AS v USING (version_id) WHERE (v.split = 'train');
+
+CREATE INDEX corpus_ids_value ON corpus_ids("value");
 
 CREATE INDEX raw_http_resource ON raw_http(resource_key);

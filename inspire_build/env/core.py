@@ -6,7 +6,8 @@ Rules (the interface every agent shares, so no agent brings its own leaky date f
   readable; a work with no known date is withheld. A year-only date counts from its last day.
 - The target is withheld under every one of its IDs and aliases, its other versions included
   (``Task.withheld``). A read of a withheld work answers ``not_available``, exactly as for an
-  unknown ID, so a refusal never tells the agent that it guessed the target.
+  unknown ID, so a refusal never tells the agent that it guessed the target. The backend is
+  asked first and the verdict given after, so a refusal costs the same work for every ID.
 - Each search or read costs one call and is logged as a step (tool, query, exposed IDs,
   latency), in the trajectory format ``inspire eval --trajectories`` reads. Submit is free and
   final; the submitted ranking is the run line.
@@ -26,7 +27,8 @@ from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Protocol
 
-MAX_K = 100
+from inspire_build.env.limits import MAX_K
+
 MAX_RANKING = 100
 DEFAULT_BUDGET = 20
 
@@ -166,7 +168,11 @@ def clean_ranking(ranking: Sequence[str], limit: int = MAX_RANKING) -> tuple[str
 
 
 class SearchEnv:
-    """search / read / submit for one task, with a budget of tool calls and a step log."""
+    """search / read / submit for one task, with a budget of tool calls and a step log.
+
+    A session resumed from the warehouse passes the ``steps`` it already took (they count
+    against the budget) and, once final, what it ``submitted``.
+    """
 
     def __init__(
         self,
@@ -174,12 +180,15 @@ class SearchEnv:
         budget: int,
         backend: Backend,
         clock: Callable[[], float] = time.perf_counter,
+        *,
+        steps: Sequence[Step] = (),
+        submitted: Sequence[str] | None = None,
     ) -> None:
         if budget < 0:
             raise ValueError("budget must be >= 0")
         self.task, self.budget, self.backend = task, budget, backend
-        self.steps: list[Step] = []
-        self.submitted: tuple[str, ...] | None = None
+        self.steps: list[Step] = list(steps)
+        self.submitted: tuple[str, ...] | None = None if submitted is None else tuple(submitted)
         self._clock = clock
 
     @property
@@ -249,8 +258,11 @@ class SearchEnv:
         """The run JSONL line; an unsubmitted session submits nothing (it scores 0)."""
         return {"instance_id": self.task.instance_id, "ranking": list(self.submitted or ())}
 
-    def trajectory_line(self) -> dict[str, object]:
+    def trajectory_line(self, scores_revealed: bool = False) -> dict[str, object]:
+        """The trajectory JSONL line. ``scores_revealed`` marks a session that a debugging
+        server answered with its scores: not a fair run."""
         return {
             "instance_id": self.task.instance_id,
             "steps": [step.line() for step in self.steps],
+            "scores_revealed": scores_revealed,
         }

@@ -1,16 +1,23 @@
-"""The environment's warehouse side: tasks with their withheld IDs, the corpus, session logs."""
+"""The environment's warehouse side: tasks with their withheld IDs, the corpus, session logs.
+
+``inspire agent run`` writes its sessions when they end (:func:`write_sessions`). The tool
+server keeps its sessions here while they are open (:class:`ServerSession`): each step is
+written as it is taken, so a restarted server resumes a session with the budget it has spent.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Sequence
+from enum import StrEnum
+from typing import Any
 
 import duckdb
 
 from inspire_build import cutoff, resolve, warehouse
 from inspire_build.env import corpus
-from inspire_build.env.core import SearchEnv, Task
+from inspire_build.env.core import SearchEnv, Step, Task
 from inspire_build.errors import InputError
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.lineage import canonical_id
@@ -174,23 +181,16 @@ def write_sessions(con: duckdb.DuckDBPyConnection, sessions: Sequence[Session]) 
                 "backend": s.env.backend.name,
                 "budget": s.env.budget,
                 "calls": len(s.env.steps),
-                "status": "abandoned" if s.env.submitted is None else "submitted",
+                "status": (
+                    SessionStatus.ABANDONED if s.env.submitted is None else SessionStatus.SUBMITTED
+                ).value,
                 "ranking": list(s.env.submitted) if s.env.submitted is not None else None,
                 "started_at": s.started_at,
                 "finished_at": s.finished_at,
             }
         )
         steps[s.session_id] = [
-            {
-                "session_id": s.session_id,
-                "step": number,
-                "tool": step.tool,
-                "query": step.query,
-                "k": step.k,
-                "exposed": list(step.exposed),
-                "latency_ms": step.latency_ms,
-            }
-            for number, step in enumerate(s.env.steps, 1)
+            _step_row(s.session_id, number, step) for number, step in enumerate(s.env.steps, 1)
         ]
     with warehouse.transaction(con):
         warehouse.upsert(con, "env_sessions", session_rows, ["session_id"])
@@ -198,3 +198,169 @@ def write_sessions(con: duckdb.DuckDBPyConnection, sessions: Sequence[Session]) 
             warehouse.replace_where(
                 con, "env_steps", {"session_id": session_id}, rows, ["session_id", "step"]
             )
+
+
+def _step_row(session_id: str, number: int, step: Step) -> dict[str, object]:
+    return {
+        "session_id": session_id,
+        "step": number,
+        "tool": step.tool,
+        "query": step.query,
+        "k": step.k,
+        "exposed": list(step.exposed),
+        "latency_ms": step.latency_ms,
+    }
+
+
+# --- the tool server's sessions: open while they run, bound to a token ---------------------------
+
+
+class SessionStatus(StrEnum):
+    OPEN = "open"  # the tool server's session, still running
+    SUBMITTED = "submitted"  # final
+    ABANDONED = "abandoned"  # ended without a submission (``inspire agent run``): final
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerSession:
+    """One row of ``env_sessions`` as the tool server holds it. Only the token's hash is kept."""
+
+    session_id: str
+    run_name: str
+    version_id: str | None
+    instance_id: str
+    agent: str
+    backend: str
+    budget: int
+    status: SessionStatus
+    token_sha256: str
+    scores_revealed: bool
+    started_at: dt.datetime
+    ranking: tuple[str, ...] | None = None
+
+
+_SERVER_SESSION = (
+    "SELECT session_id, run_name, version_id, instance_id, agent, backend, budget, status, "
+    "token_sha256, scores_revealed, started_at, ranking FROM env_sessions "
+)
+
+
+def _server_session(row: tuple[Any, ...] | None) -> ServerSession | None:
+    if row is None:
+        return None
+    session_id, run_name, version, instance, agent, backend, budget, status, token = row[:9]
+    revealed, started_at, ranking = row[9:]
+    return ServerSession(
+        session_id=str(session_id),
+        run_name=str(run_name),
+        version_id=None if version is None else str(version),
+        instance_id=str(instance),
+        agent=str(agent),
+        backend=str(backend),
+        budget=int(budget),
+        status=SessionStatus(str(status)),
+        token_sha256=str(token or ""),
+        scores_revealed=bool(revealed),
+        started_at=started_at,
+        ranking=None if ranking is None else tuple(str(i) for i in ranking),
+    )
+
+
+def run_session(
+    con: duckdb.DuckDBPyConnection, run_name: str, instance_id: str
+) -> ServerSession | None:
+    """The tool server's session of this run on this instance, if it has one."""
+    row = con.execute(
+        _SERVER_SESSION + "WHERE run_name = ? AND instance_id = ? ORDER BY started_at LIMIT 1",
+        [run_name, instance_id],
+    ).fetchone()
+    return _server_session(row)
+
+
+def token_session(
+    con: duckdb.DuckDBPyConnection, run_name: str, token_sha256: str
+) -> ServerSession | None:
+    """The session of this run whose token hashes to ``token_sha256``, if any."""
+    row = con.execute(
+        _SERVER_SESSION + "WHERE run_name = ? AND token_sha256 = ? LIMIT 1",
+        [run_name, token_sha256],
+    ).fetchone()
+    return _server_session(row)
+
+
+def session_steps(con: duckdb.DuckDBPyConnection, session_id: str) -> list[Step]:
+    """The steps a session has taken, in order (each counts against its budget)."""
+    return [
+        Step(str(tool), str(query), tuple(str(i) for i in exposed), float(latency), k)
+        for tool, query, exposed, latency, k in con.execute(
+            "SELECT tool, query, exposed, latency_ms, k FROM env_steps WHERE session_id = ? "
+            "ORDER BY step",
+            [session_id],
+        ).fetchall()
+    ]
+
+
+def open_session(con: duckdb.DuckDBPyConnection, session: ServerSession) -> None:
+    """Record a new open session, before it takes a step."""
+    row = {
+        "session_id": session.session_id,
+        "run_name": session.run_name,
+        "version_id": session.version_id,
+        "instance_id": session.instance_id,
+        "agent": session.agent,
+        "backend": session.backend,
+        "budget": session.budget,
+        "calls": 0,
+        "status": session.status.value,
+        "ranking": None,
+        "token_sha256": session.token_sha256,
+        "scores_revealed": session.scores_revealed,
+        "started_at": session.started_at,
+        "finished_at": None,
+    }
+    warehouse.upsert(con, "env_sessions", [row], ["session_id"])
+
+
+def log_step(con: duckdb.DuckDBPyConnection, session_id: str, number: int, step: Step) -> None:
+    """Write step ``number`` of a session and its call count, together."""
+    with warehouse.transaction(con):
+        warehouse.upsert(
+            con, "env_steps", [_step_row(session_id, number, step)], ["session_id", "step"]
+        )
+        warehouse.update_where(con, "env_sessions", {"calls": number}, {"session_id": session_id})
+
+
+def submit_session(
+    con: duckdb.DuckDBPyConnection,
+    session_id: str,
+    ranking: Sequence[str],
+    finished_at: dt.datetime,
+) -> None:
+    """Close a session with its final ranking."""
+    warehouse.update_where(
+        con,
+        "env_sessions",
+        {
+            "status": SessionStatus.SUBMITTED.value,
+            "ranking": list(ranking),
+            "finished_at": finished_at,
+        },
+        {"session_id": session_id},
+    )
+
+
+def mark_scores_revealed(con: duckdb.DuckDBPyConnection, session_id: str) -> None:
+    """Record that a debugging server touched this session: its scores reach the agent."""
+    warehouse.update_where(
+        con, "env_sessions", {"scores_revealed": True}, {"session_id": session_id}
+    )
+
+
+def qrels(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, dict[str, int]]:
+    """instance_id -> paper_id -> tier, for a split version."""
+    found: dict[str, dict[str, int]] = {}
+    for iid, paper_id, tier in con.execute(
+        "SELECT instance_id, paper_id, tier FROM qrels WHERE version_id = ?", [version]
+    ).fetchall():
+        found.setdefault(str(iid), {})[str(paper_id)] = int(tier)
+    return found

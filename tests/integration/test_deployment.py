@@ -36,6 +36,9 @@ def sandbox_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
             **os.environ,
             **dict(line.split("=", 1) for line in lines),
             "INSPIRE_LLM_BACKEND": "rules",
+            # a small world has a handful of papers per cutoff window, so the window attack
+            # wins there (tests/unit/test_exports.py tests its verdict); this tests the flows
+            "INSPIRE_WINDOW_ATTACK_MAX_TOP1": "1.0",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         }
         yield env

@@ -4,6 +4,7 @@ backends, and an external agent driving the tool server over real HTTP."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from typer.testing import CliRunner
 
 from inspire_build import pipeline, splits, warehouse
 from inspire_build.cli import app
-from inspire_build.env import audit, backends, server, store
+from inspire_build.env import audit, backends, run, server, store
 from inspire_build.env.core import SearchEnv
 from inspire_build.evaluation.evaluate import evaluate
 from inspire_build.sandbox import server as sandbox
@@ -126,47 +127,57 @@ def test_cutoff_audit_of_both_backends(built: tuple[Path, Path, str]) -> None:
 def test_an_external_agent_over_http_from_search_to_a_scored_submission(
     built: tuple[Path, Path, str],
 ) -> None:
+    """The debugging mode answers submit with the scores ``inspire eval`` gives, and marks the
+    trajectory line, which ``inspire eval --trajectories`` still reads."""
     path, root, _ = built
     runs, trajectories = root / "http-run.jsonl", root / "http-traj.jsonl"
     with warehouse.open_warehouse(path) as con:
         version = splits.latest_version(con, "eval")
-        made = backends.LocalBackend(con)
 
-        def finish(session: store.Session) -> None:
-            store.write_sessions(con, [session])
-            from inspire_build.env import run
-
-            run.append_jsonl(runs, session.env.run_line())
-            run.append_jsonl(trajectories, session.env.trajectory_line())
+        def submitted(env: SearchEnv, scores_revealed: bool) -> None:
+            run.append_jsonl(runs, env.run_line())
+            run.append_jsonl(trajectories, env.trajectory_line(scores_revealed))
 
         sessions = server.ToolSessions(
             store.load_tasks(con, version),
-            lambda task: SearchEnv(task, 3, made),
-            finish,
+            backends.LocalBackend(con),
+            con,
+            budget=3,
+            run_name="http-test",
             version=version,
+            on_submit=submitted,
             judge=server.judge_from(con, version),
         )
         with server.running(server.create_app(sessions)) as url, httpx.Client(base_url=url) as http:
-            assert http.post("/search", json={"query": "x"}).status_code == 409  # no instance
+            assert http.post("/search", json={"query": "x"}).status_code == 401  # no token
             listed = http.get("/instances").json()
             assert listed and set(listed[0]) == {"instance_id", "brief", "cutoff"}
             first = listed[0]
             opened = http.post("/start", json={"instance_id": first["instance_id"]}).json()
             assert opened["budget"] == 3 and opened["brief"] == first["brief"]
-            found = http.post("/search", json={"query": first["brief"], "k": 10}).json()
+            token = opened["token"]
+            found = http.post(
+                "/search", json={"token": token, "query": first["brief"], "k": 10}
+            ).json()
             assert found["status"] == "ok" and found["results"] and found["budget_left"] == 2
-            paper = http.post("/read", json={"paper_id": found["results"][0]["paper_id"]}).json()
+            first_id = found["results"][0]["paper_id"]
+            paper = http.post("/read", json={"token": token, "paper_id": first_id}).json()
             assert paper["status"] == "ok" and paper["paper"]["title"]
-            http.post("/search", json={"query": "more"})
-            spent = http.post("/search", json={"query": "again"}).json()
+            http.post("/search", json={"token": token, "query": "more"})
+            spent = http.post("/search", json={"token": token, "query": "again"}).json()
             assert spent == {"status": "budget_exhausted", "results": [], "budget_left": 0}
             ranking = [r["paper_id"] for r in found["results"]]
-            answer = http.post("/submit", json={"ranking": ranking}).json()
+            answer = http.post("/submit", json={"token": token, "ranking": ranking}).json()
             assert answer["status"] == "ok" and answer["calls"] == 3
             assert 0.0 <= answer["scores"]["ndcg@10"] <= answer["scores"]["exposed_gain"] <= 1.0
-            assert http.post("/read", json={"paper_id": "W1"}).status_code == 409
-        logged = con.execute("SELECT status, calls FROM env_sessions WHERE agent = 'external'")
-        assert logged.fetchall() == [("submitted", 3)]
+            after = http.post("/read", json={"token": token, "paper_id": "W1"}).json()
+            assert after["status"] == "submitted"
+        logged = con.execute(
+            "SELECT status, calls, scores_revealed FROM env_sessions WHERE run_name = 'http-test'"
+        )
+        assert logged.fetchall() == [("submitted", 3, True)]
+    (line,) = [json.loads(text) for text in trajectories.read_text().splitlines()]
+    assert line["scores_revealed"] is True
     scores = evaluate(
         runs, split="eval", trajectories=trajectories, samples=10, warehouse_path=path
     )

@@ -43,6 +43,14 @@ def public_strings(export: Path) -> set[str]:
     return found
 
 
+def instance_ids(warehouse_path: Path) -> dict[str, str]:
+    """target -> instance ID, in the newest eval version (the private side)."""
+    con = duckdb.connect(str(warehouse_path), read_only=True)
+    rows = con.execute("SELECT target_id, instance_id FROM eval_latest").fetchall()
+    con.close()
+    return {str(t): str(i) for t, i in rows}
+
+
 def target_ids(warehouse_path: Path) -> set[str]:
     con = duckdb.connect(str(warehouse_path), read_only=True)
     rows = con.execute(
@@ -63,10 +71,15 @@ def test_a_fresh_warehouse_with_its_own_key_gives_other_instance_ids(
     env.pop("INSPIRE_INSTANCE_KEY")
     suite.build(env, "build-own-key")
     suite.export(env, "own-key")
-    reference = public_instances(suite.root / "exports" / "reference")
-    own = public_instances(suite.root / "exports" / "own-key")
-    assert sorted(reference.values()) == sorted(own.values())  # the same briefs ...
-    assert reference and set(reference).isdisjoint(own)  # ... under other IDs
+    reference = instance_ids(suite.root / "reference.duckdb")
+    own = instance_ids(suite.root / "own-key.duckdb")
+    # Other keys draw other cutoff offsets, so a target may differ in its antecedents, or fall
+    # out; the targets both versions hold must have other IDs, and no ID may be shared.
+    shared = set(reference) & set(own)
+    assert len(shared) >= len(reference) // 2
+    assert all(reference[t] != own[t] for t in shared)
+    assert set(reference.values()).isdisjoint(own.values())
+    assert set(own.values()) == set(public_instances(suite.root / "exports" / "own-key"))
     card = (suite.root / "exports" / "own-key" / "dataset_card.md").read_text()
     assert (
         card.splitlines()[0]

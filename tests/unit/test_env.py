@@ -4,16 +4,25 @@ the local backend on an in-memory warehouse; the tool sessions behind the HTTP a
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from inspire_build.cutoff import SourceDate
-from inspire_build.env import agents, audit, corpus, run, store
+from inspire_build.env import agents, audit, corpus, limits, run, store
 from inspire_build.env.backends import LocalBackend
 from inspire_build.env.core import SearchEnv, Status, Task, Verdict, Work, clean_ranking, verdict
-from inspire_build.env.server import NoSession, ToolSessions, UnknownInstance
+from inspire_build.env.limits import OutOfBounds
+from inspire_build.env.server import (
+    AlreadySubmitted,
+    NoSession,
+    SessionTaken,
+    ToolSessions,
+    UnknownInstance,
+    WrongToken,
+)
 from inspire_build.evaluation import inputs
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.models import DatePrecision, Source
@@ -91,6 +100,7 @@ def test_search_filters_logs_and_refuses_past_the_budget_without_raising() -> No
             },
             {"tool": "read", "query": "late", "k": None, "exposed": [], "latency_ms": 500.0},
         ],
+        "scores_revealed": False,
     }
 
 
@@ -268,7 +278,8 @@ def built(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         "('doi', '10.9/twin', 'arxiv:2409.00001', 's2')"
     )
     con.execute(
-        "INSERT INTO instances VALUES ('v1', 'i1', 'arxiv:2409.00001', 'b1', "
+        "INSERT INTO instances (version_id, instance_id, target_id, brief_id, brief, cutoff_date, "
+        "n_antecedents) VALUES ('v1', 'i1', 'arxiv:2409.00001', 'b1', "
         "'Sparse retrieval indexes must scale to sharded memory.', DATE '2024-06-01', 2)"
     )
     records = [
@@ -285,9 +296,12 @@ def built(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         _record([PaperId(Scheme.OPENALEX, "W1")], dt.date(2020, 1, 1), "Sparse retrieval indexes"),
         _record([PaperId(Scheme.OPENALEX, "W2")], dt.date(2021, 1, 1), "Memory for sparse models"),
         _record([PaperId(Scheme.OPENALEX, "W3")], dt.date(2024, 7, 1), "Sparse retrieval at scale"),
+        corpus.CorpusRecord(
+            (PaperId(Scheme.OPENALEX, "W4"),), "Undated sparse notes", None, None, (), ()
+        ),
     ]
     size = store.write_corpus(con, records, "test")
-    assert (size.records, size.works, size.known_papers) == (5, 4, 1)
+    assert (size.records, size.works, size.known_papers, size.undated) == (6, 5, 1, 1)
     return con
 
 
@@ -331,40 +345,264 @@ def test_sessions_are_logged_in_the_warehouse(built: duckdb.DuckDBPyConnection) 
     assert built.execute("SELECT count(*) FROM env_steps").fetchone() == (4,)  # the budget
 
 
-def test_tool_sessions_one_instance_at_a_time(built: duckdb.DuckDBPyConnection) -> None:
-    finished: list[store.Session] = []
-    tasks = store.load_tasks(built, "v1")
-    sessions = ToolSessions(tasks, lambda t: SearchEnv(t, 2, LocalBackend(built)), finished.append)
-    with pytest.raises(NoSession):
-        sessions.search("x")
+# --- the tool server's sessions: tokens, one budget per (run, instance), bounds ----------------
+
+
+@pytest.mark.parametrize(
+    ("check", "value", "message"),
+    [
+        (limits.k, 0, "k is 0; it must be from 1 to 100"),
+        (limits.k, -3, "k is -3"),
+        (limits.k, 1000, "k is 1000"),
+        (limits.k, True, "k must be an integer"),
+        (limits.k, 2.5, "k must be an integer"),
+        (limits.query, "", "query is empty"),
+        (limits.query, " \n\t ", "query is empty"),
+        (limits.query, "q" * 1001, "query is 1,001 characters; at most 1,000"),
+        (limits.query, 7, "query must be a string"),
+        (limits.paper_id, "W" * 201, "paper_id is 201 characters; at most 200"),
+        (limits.paper_id, "  ", "paper_id is empty"),
+        (limits.ranking, ["a"] * 1001, "ranking holds 1,001 IDs; a submission holds at most 1,000"),
+        (limits.ranking, ["a", "b" * 201], "ranking[2] is 201 characters"),
+        (limits.ranking, ["a", 3], "ranking[2] is not a string"),
+        (limits.ranking, "a", "ranking must be a list"),
+        (limits.token, "t" * 201, "token is 201 characters"),
+    ],
+)
+def test_limits_refuse_out_of_bounds_values_naming_the_bound_not_the_value(
+    check: object, value: object, message: str
+) -> None:
+    with pytest.raises(OutOfBounds, match=re.escape(message)) as refused:
+        check(value)  # type: ignore[operator]
+    assert len(str(refused.value)) < 120  # the value itself is never echoed
+
+
+def test_limits_pass_values_in_bounds() -> None:
+    assert [limits.k(1), limits.k(100)] == [1, 100]
+    assert limits.query("  sparse retrieval ") == "sparse retrieval"
+    assert limits.query("q" * 1000) == "q" * 1000
+    assert limits.paper_id("W" * 200) == "W" * 200
+    assert limits.ranking(["a"] * 1000) == ["a"] * 1000
+    assert limits.token(None) is None and limits.token("  ") is None
+
+
+def _sessions(con: duckdb.DuckDBPyConnection, budget: int = 2, **kw: object) -> ToolSessions:
+    return ToolSessions(
+        store.load_tasks(con, "v1"),
+        LocalBackend(con),
+        con,
+        budget=budget,
+        version="v1",
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def _second_instance(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        "INSERT INTO instances (version_id, instance_id, target_id, brief_id, brief, cutoff_date, "
+        "n_antecedents) VALUES ('v1', 'i2', 'openalex:W3', 'b2', 'Memory for sparse models.', "
+        "DATE '2024-06-01', 1)"
+    )
+
+
+def _steps(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
+    return con.execute(
+        "SELECT s.instance_id, t.step, t.tool, t.query FROM env_steps t "
+        "JOIN env_sessions s USING (session_id) ORDER BY s.instance_id, t.step"
+    ).fetchall()
+
+
+def test_each_session_is_bound_to_its_token_and_one_client_holds_several(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
+    _second_instance(built)
+    sessions = _sessions(built)
     with pytest.raises(UnknownInstance):
         sessions.start("nope")
-    assert sessions.instances() == [
-        {"instance_id": "i1", "brief": tasks[0].brief, "cutoff": "2024-06-01"}
-    ]
-    sessions.start("i1")
-    sessions.start("i1")  # the open session ends, abandoned
-    found = sessions.search("sparse retrieval", 5)
-    assert found["status"] == "ok" and found["budget_left"] == 1
-    answer = sessions.submit([r["paper_id"] for r in found["results"]])
-    assert answer["status"] == "ok" and answer["calls"] == 1
-    assert [s.env.submitted is None for s in finished] == [True, False]
+    first, second = sessions.start("i1"), sessions.start("i2")
+    assert first["token"] != second["token"] and len(first["token"]) >= 40
+    assert (first["budget"], first["budget_left"], first["resumed"]) == (2, 2, False)
+    assert sessions.search(first["token"], "sparse retrieval", 5)["budget_left"] == 1
+    assert sessions.search(second["token"], "memory", 5)["budget_left"] == 1  # both stay open
     with pytest.raises(NoSession):
-        sessions.read("W1")
+        sessions.search(None, "sparse retrieval")
+    with pytest.raises(WrongToken, match="unknown session token"):
+        sessions.read("forged-" + first["token"], "W1")
+    with pytest.raises(WrongToken, match="not for instance 'i1'"):
+        sessions.read(second["token"], "W1", instance_id="i1")
+    with pytest.raises(WrongToken):
+        sessions.submit(second["token"], ["openalex:W1"], instance_id="i1")
+    assert sessions.read(first["token"], "W1", instance_id="i1")["budget_left"] == 0
+    # refused calls were charged nothing and logged nothing
+    assert _steps(built) == [
+        ("i1", 1, "search", "sparse retrieval"),
+        ("i1", 2, "read", "W1"),
+        ("i2", 1, "search", "memory"),
+    ]
+    stored = built.execute(
+        "SELECT instance_id, status, calls, token_sha256, finished_at FROM env_sessions "
+        "ORDER BY instance_id"
+    ).fetchall()
+    assert [row[:3] for row in stored] == [("i1", "open", 2), ("i2", "open", 1)]
+    assert all(row[3] and row[3] not in (first["token"], second["token"]) for row in stored)
+    assert [row[4] for row in stored] == [None, None]
+
+
+def test_a_second_start_resumes_with_the_token_and_never_resets_the_budget(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
+    _second_instance(built)
+    sessions = _sessions(built)
+    opened = sessions.start("i1")
+    sessions.search(opened["token"], "sparse retrieval", 5)
+    with pytest.raises(SessionTaken, match="another session"):
+        sessions.start("i1")
+    other = sessions.start("i2")
+    with pytest.raises(SessionTaken):
+        sessions.start("i1", token=other["token"])
+    resumed = sessions.start("i1", token=opened["token"])
+    assert (resumed["budget_left"], resumed["resumed"], resumed["token"]) == (
+        1,
+        True,
+        opened["token"],
+    )
+    answer = sessions.submit(opened["token"], [" openalex:W1", "openalex:W1", "openalex:W2"])
+    assert answer == {
+        "status": "ok",
+        "instance_id": "i1",
+        "ranking": ["openalex:W1", "openalex:W2"],
+        "calls": 1,
+    }  # no scores: they are never returned
+    again = sessions.submit(opened["token"], ["openalex:W9"])
+    assert again["status"] == "submitted" and again["ranking"] == answer["ranking"]
+    assert sessions.search(opened["token"], "more")["status"] == "submitted"
+    with pytest.raises(AlreadySubmitted):
+        sessions.start("i1", token=opened["token"])
+    assert built.execute(
+        "SELECT status, ranking, calls, finished_at IS NOT NULL FROM env_sessions "
+        "WHERE instance_id = 'i1'"
+    ).fetchall() == [("submitted", ["openalex:W1", "openalex:W2"], 1, True)]
+
+
+def test_a_restarted_server_resumes_open_sessions_from_the_warehouse(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
+    before = _sessions(built, budget=3)
+    opened = before.start("i1")
+    before.search(opened["token"], "sparse retrieval", 5)
+    before.read(opened["token"], "W1")
+    after = _sessions(built, budget=50)  # a new server, even with another budget
+    assert after.search(opened["token"], "memory", 5)["budget_left"] == 0  # 3 - 2 - 1
+    assert after.search(opened["token"], "again")["status"] == "budget_exhausted"
+    with pytest.raises(SessionTaken):
+        after.start("i1")
+    assert after.start("i1", token=opened["token"])["budget_left"] == 0
+    other_run = _sessions(built, budget=3, run_name="another run")
+    with pytest.raises(WrongToken):  # a token belongs to its run
+        other_run.search(opened["token"], "x")
+    assert other_run.start("i1")["budget_left"] == 3  # another run has its own budget
+    assert [step[2] for step in _steps(built)] == ["search", "read", "search"]
+
+
+def test_out_of_bounds_calls_are_refused_and_charged_nothing(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
+    sessions = _sessions(built)
+    token = sessions.start("i1")["token"]
+    refused = [
+        lambda: sessions.search(token, "sparse", 0),
+        lambda: sessions.search(token, "sparse", -3),
+        lambda: sessions.search(token, "sparse", 1000),
+        lambda: sessions.search(token, ""),
+        lambda: sessions.search(token, "q" * 2000),
+        lambda: sessions.read(token, "W" * 201),
+        lambda: sessions.submit(token, ["W1"] * 1001),
+        lambda: sessions.start("i" * 201),
+    ]
+    for call in refused:
+        with pytest.raises(OutOfBounds):
+            call()
+    assert sessions.start("i1", token=token)["budget_left"] == 2
+    assert _steps(built) == []
+
+
+def test_the_debug_mode_is_recorded_on_every_session_it_touches(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
+    _second_instance(built)
+    lines: list[dict[str, object]] = []
+    fair = _sessions(built, on_submit=lambda env, shown: lines.append(env.trajectory_line(shown)))
+    untouched, touched = fair.start("i2"), fair.start("i1")
+    fair.search(touched["token"], "sparse retrieval", 5)
+
+    def judge(env: SearchEnv) -> dict[str, float | None]:
+        return {"ndcg@10": 0.5}
+
+    debugging = _sessions(
+        built, judge=judge, on_submit=lambda env, shown: lines.append(env.trajectory_line(shown))
+    )
+    answer = debugging.submit(touched["token"], ["openalex:W1"])
+    assert answer["scores"] == {"ndcg@10": 0.5}
+    assert [line["scores_revealed"] for line in lines] == [True]
+    assert len(lines[0]["steps"]) == 1  # type: ignore[arg-type]
+    revealed = built.execute(
+        "SELECT instance_id, scores_revealed FROM env_sessions ORDER BY instance_id"
+    ).fetchall()
+    assert revealed == [("i1", True), ("i2", False)]
+    assert "scores" not in fair.submit(untouched["token"], [])
+
+
+class CountingConnection:
+    """A DuckDB connection that records every statement run through ``execute``."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con, self.statements = con, list[str]()
+
+    def execute(self, sql: str, params: object = None) -> duckdb.DuckDBPyConnection:
+        self.statements.append(sql)
+        return self.con.execute(sql, params)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.con, name)
+
+
+def test_a_refused_read_does_the_same_backend_work_whether_the_id_exists_or_not(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
+    counting = CountingConnection(built)
+    (task,) = store.load_tasks(built, "v1")
+    env = SearchEnv(task, 100, LocalBackend(counting))  # type: ignore[arg-type]
+    refused = {
+        "withheld": "arxiv:2409.00001",
+        "withheld alias": "10.9/twin",
+        "withheld twin": "W55",
+        "late": "W3",
+        "undated": "W4",
+        "unknown": "W987654",
+        "not an ID": "no such thing",
+    }
+    work = {}
+    for kind, paper_id in refused.items():
+        counting.statements.clear()
+        result = env.read(paper_id)
+        assert (result.status, result.paper) == (Status.NOT_AVAILABLE, None), kind
+        work[kind] = list(counting.statements)
+    counting.statements.clear()
+    assert env.read("W1").status is Status.OK
+    shown = counting.statements
+    assert len(shown) == 3 and all(statements == shown for statements in work.values()), work
+    assert {(s.tool, s.exposed) for s in env.steps[:-1]} == {("read", ())}
 
 
 def test_the_mcp_server_exposes_the_same_tools(built: duckdb.DuckDBPyConnection) -> None:
     import json
 
     import anyio
+    from mcp.server.fastmcp.exceptions import ToolError
 
     from inspire_build.env.mcp_server import create_mcp
 
-    finished: list[store.Session] = []
-    tasks = store.load_tasks(built, "v1")
-    mcp = create_mcp(
-        ToolSessions(tasks, lambda t: SearchEnv(t, 2, LocalBackend(built)), finished.append)
-    )
+    mcp = create_mcp(_sessions(built))
 
     async def call(name: str, arguments: dict[str, object]) -> dict[str, object]:
         blocks = await mcp.call_tool(name, arguments)
@@ -376,11 +614,16 @@ def test_the_mcp_server_exposes_the_same_tools(built: duckdb.DuckDBPyConnection)
         tools = {tool.name for tool in await mcp.list_tools()}
         assert tools == {"instances", "start", "search", "read", "submit"}
         opened = await call("start", {"instance_id": "i1"})
-        found = await call("search", {"query": "sparse retrieval", "k": 5})
-        submitted = await call("submit", {"ranking": ["openalex:W1"]})
+        token = opened["token"]
+        for k in (0, -3, 1000):
+            with pytest.raises(ToolError, match=f"k is {k}"):
+                await call("search", {"token": token, "query": "sparse retrieval", "k": k})
+        with pytest.raises(ToolError, match="query is empty"):
+            await call("search", {"token": token, "query": "  "})
+        found = await call("search", {"token": token, "query": "sparse retrieval", "k": 5})
+        submitted = await call("submit", {"token": token, "ranking": ["openalex:W1"]})
         return [opened, found, submitted]
 
     opened, found, submitted = anyio.run(session)
-    assert opened["budget"] == 2 and found["status"] == "ok"
-    assert submitted["ranking"] == ["openalex:W1"]
-    assert [s.env.submitted for s in finished] == [("openalex:W1",)]
+    assert opened["budget"] == 2 and found["status"] == "ok" and found["budget_left"] == 1
+    assert submitted["ranking"] == ["openalex:W1"] and "scores" not in submitted
