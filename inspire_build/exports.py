@@ -156,17 +156,15 @@ def leak_needles(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
     """Every string, in normal form, whose appearance in a public file names a target or
     gives a T3 antecedent away."""
     needles: set[str] = set()
-    targets = con.execute(
-        "SELECT i.target_id, p.title FROM instances i LEFT JOIN papers p "
-        "ON p.paper_id = i.target_id WHERE i.version_id = ?",
+    for target_id, title, spellings in con.execute(
+        "SELECT i.target_id, any_value(p.title), "
+        "list(x.value) || list(x.scheme || ':' || x.value) FROM instances i "
+        "LEFT JOIN papers p ON p.paper_id = i.target_id "
+        "LEFT JOIN paper_ids x ON x.paper_id = i.target_id "
+        "WHERE i.version_id = ? GROUP BY i.target_id",
         [version],
-    ).fetchall()
-    for target_id, title in targets:
-        ids = con.execute(
-            "SELECT scheme, value FROM paper_ids WHERE paper_id = ?", [target_id]
-        ).fetchall()
-        spellings = {str(target_id), *(str(v) for _, v in ids), *(f"{s}:{v}" for s, v in ids)}
-        needles.update(_id_needle(i) for i in spellings)
+    ).fetchall():
+        needles.update(_id_needle(str(i)) for i in [target_id, *(spellings or [])] if i)
         needles.update(_title_needles(title, min_words=2, ngram=LEAK_NGRAM))
     for (title,) in con.execute(
         "SELECT p.title FROM qrels q JOIN papers p USING (paper_id) "

@@ -118,6 +118,16 @@ def write_version(
     return row
 
 
+def version_qrels(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, dict[str, int]]:
+    """instance_id -> paper_id -> tier: a split version's graded antecedents."""
+    found: dict[str, dict[str, int]] = {}
+    for iid, paper_id, tier in con.execute(
+        "SELECT instance_id, paper_id, tier FROM qrels WHERE version_id = ?", [version]
+    ).fetchall():
+        found.setdefault(str(iid), {})[str(paper_id)] = int(tier)
+    return found
+
+
 def latest_version(con: duckdb.DuckDBPyConnection, split: str) -> str:
     row = con.execute(
         "SELECT version_id FROM latest_split_versions WHERE split = ?", [split]

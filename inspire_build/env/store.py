@@ -354,13 +354,3 @@ def mark_scores_revealed(con: duckdb.DuckDBPyConnection, session_id: str) -> Non
     warehouse.update_where(
         con, "env_sessions", {"scores_revealed": True}, {"session_id": session_id}
     )
-
-
-def qrels(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, dict[str, int]]:
-    """instance_id -> paper_id -> tier, for a split version."""
-    found: dict[str, dict[str, int]] = {}
-    for iid, paper_id, tier in con.execute(
-        "SELECT instance_id, paper_id, tier FROM qrels WHERE version_id = ?", [version]
-    ).fetchall():
-        found.setdefault(str(iid), {})[str(paper_id)] = int(tier)
-    return found

@@ -36,11 +36,7 @@ def evaluate(
     with warehouse.open_warehouse(warehouse_path) as con:
         chosen = version or splits.latest_version(con, str(split))
         normalise = inputs.normaliser(resolve.crosswalk(con))
-        judged: dict[str, dict[str, int]] = {}
-        for iid, paper_id, tier in con.execute(
-            "SELECT instance_id, paper_id, tier FROM qrels WHERE version_id = ?", [chosen]
-        ).fetchall():
-            judged.setdefault(str(iid), {})[str(paper_id)] = int(tier)
+        judged = splits.version_qrels(con, chosen)
         if not judged:
             raise InputError(f"version {chosen} has no qrels")
         scores = _score(judged, run, trajectories, normalise, gains, samples)
