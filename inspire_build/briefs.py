@@ -40,20 +40,14 @@ def redactions(title: str, abstract: str, antecedent_titles: Sequence[str]) -> l
 
 
 def write_brief(
-    llm: LLM,
-    title: str,
-    abstract: str,
-    terms: Sequence[str],
-    feedback: Sequence[str] = (),
-    antecedent_texts: Sequence[str] = (),
+    llm: LLM, title: str, abstract: str, terms: Sequence[str], feedback: Sequence[str] = ()
 ) -> BriefDraft:
-    """One draft. ``feedback`` carries the previous attempt's failed checks; the antecedents'
-    titles and abstracts let the rules backend name the problem in the field's words."""
+    """One draft from the title and abstract only. ``feedback`` carries the previous attempt's
+    failed checks."""
     context = {
         "title": title,
         "abstract": abstract,
         "redactions": list(terms),
         "feedback": list(feedback),
-        "antecedent_texts": list(antecedent_texts),
     }
     return llm.complete("brief", context, BriefDraft)

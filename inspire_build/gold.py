@@ -91,9 +91,8 @@ def brief_and_audit(
     feedback: list[str] = []
     now = dt.datetime.now(dt.UTC)
     for attempt in range(1, settings.brief_attempts + 1):
-        texts = [f"{a['title']} {a['abstract']}" for a in inputs.antecedents]
         try:
-            text = write_brief(llm, inputs.title, inputs.abstract, terms, feedback, texts).brief
+            text = write_brief(llm, inputs.title, inputs.abstract, terms, feedback).brief
             brief_id = _brief_id(inputs.target_id, attempt, text)
             checks = [
                 audit.lexical(brief_id, text, terms, numbers),

@@ -2,9 +2,10 @@
 
 It does real work, with every threshold stated here:
 
-- ``brief``: the abstract's problem sentences (those without solution or result cues), reduced
-  to the topic words the antecedents also use, framed as problem, context, constraints and
-  goal, with every redaction term removed (see :func:`brief`).
+- ``brief``: the topic words of the abstract's lead problem sentence (sentences without
+  solution or result cues) that the title does not use, in a frame of problem, context,
+  constraints and goal whose wording varies by target, with every redaction term removed (see
+  :func:`brief`). It reads only the title and abstract.
 - ``audit_identity``: a lexical guess at the title: the brief's eight rarest content words.
 - ``audit_mechanism``: the share of the abstract's solution-only words the brief repeats:
   under 0.2 is "none", under 0.5 "partial", else "full".
@@ -15,6 +16,7 @@ It does real work, with every threshold stated here:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -36,7 +38,7 @@ T3_MENTIONS = 3
 T2_MENTIONS = 2
 MECHANISM_PARTIAL, MECHANISM_FULL = 0.2, 0.5
 BRIEF_MIN_WORDS = 120
-FIELD_WORDS = 3  # topic words the antecedents share, beyond the problem's own
+RETRIEVAL_FALLBACK_WORDS = 3  # after a retrieval leak, a brief names only the first few
 SOLUTION_CUES = re.compile(
     r"\b(we|our|this paper|this work|in this paper)\b.*\b(propose|present|introduce|develop|"
     r"design|show|achiev|outperform|demonstrat|reduce|improve)|\b(results?|outperform\w*|"
@@ -91,6 +93,17 @@ STOPWORDS = frozenset(
 GENERIC = frozenset(
     {
         "existing",
+        "current",
+        "remains",
+        "remain",
+        "unclear",
+        "unreliable",
+        "break",
+        "down",
+        "meets",
+        "keep",
+        "losing",
+        "lacks",
         "approach",
         "approaches",
         "method",
@@ -113,12 +126,8 @@ GENERIC = frozenset(
         "reduces",
         "study",
         "studies",
-        "handle",
-        "handles",
-        "jointly",
         "constraint",
         "constraints",
-        "scarce",
         "baseline",
         "baselines",
         "must",
@@ -159,25 +168,6 @@ GENERIC = frozenset(
         "given",
         "used",
         "state",
-        "aware",
-        "efficient",
-        "robust",
-        "scalable",
-        "adaptive",
-        "sparse",
-        "neural",
-        "framework",
-        "frameworks",
-        "estimator",
-        "network",
-        "networks",
-        "index",
-        "policy",
-        "embedding",
-        "algorithm",
-        "dataset",
-        "protocol",
-        "benchmark",
     }
 )
 INJECTION = re.compile(
@@ -221,48 +211,64 @@ def redact(text: str, terms: Sequence[str]) -> str:
     return text
 
 
-def brief(context: Mapping[str, Any]) -> BriefDraft:
-    """A brief in the vocabulary the field shared before the target.
+# The brief's frame. Each {a|b|c} is one choice, made from a hash of the title and abstract:
+# targets that share a problem still get distinct briefs, from wording that names no topic.
+FRAME = (
+    "Problem. {Work|Research|Progress} on {first} {still lacks|still has no|is still missing} a "
+    "{dependable|reliable|trustworthy} {way|means|recipe} to {handle|deal with|cope with} {rest} "
+    "together: techniques that {do well|perform well|succeed} on {first} in isolation "
+    "{degrade|falter|weaken} when {rest} {enter the picture|come into play|are involved}, and the "
+    "trade-offs between them are {poorly|barely|only partly} understood. "
+    "Context. {Prior|Earlier|Previous} studies of {first} and of {rest} have produced "
+    "{several|a few|many} lines of techniques, but open questions remain about how they behave "
+    "{outside|beyond|away from} the conditions they were designed for, and about what they cost "
+    "to run {at scale|in practice|on real workloads}. "
+    "Constraints. A solution has to work with the inputs and resources "
+    "{usually|typically|normally} available here, stay affordable as the problem grows, and remain dependable when its "
+    "assumptions are only {partly|partially|loosely} met. "
+    "Goal. A solution must {address|tackle|resolve} {first} jointly with {rest}, be "
+    "{compared with|measured against|checked against} established prior techniques, and make "
+    "clear which of its parts matter and why."
+)
+_CHOICE = re.compile(r"\{([^{}]*\|[^{}]*)\}")
 
-    Its topic words are the problem sentences' word that the antecedents use most, plus the
-    ``FIELD_WORDS`` other topic words the antecedents use most: the problem is named the way
-    prior work named it, not with the target's own distinctive words, which would let a search
-    find the target itself (after a retrieval leak, the problem's own word is dropped too).
-    Sentences addressed to a model (injected instructions) are dropped.
+
+def frame(first: str, rest: str, seed: str) -> str:
+    """The brief frame with every choice made by ``seed``'s hash."""
+    digest = int(hashlib.sha256(seed.encode()).hexdigest(), 16)
+    parts: list[str] = []
+
+    def choose(match: re.Match[str]) -> str:
+        options = match.group(1).split("|")
+        parts.append(options[(digest >> (2 * len(parts))) % len(options)])
+        return parts[-1]
+
+    return _CHOICE.sub(choose, FRAME).replace("{first}", first).replace("{rest}", rest)
+
+
+def brief(context: Mapping[str, Any]) -> BriefDraft:
+    """A brief from what the brief prompt shows, the target's title and abstract, and nothing else.
+
+    Its topic words are those of the abstract's lead problem sentence (the problem as the field
+    states it; the later sentences are the paper's own specifics, which single it out) that the
+    title does not use; after a retrieval leak only the first ``RETRIEVAL_FALLBACK_WORDS``
+    stay. Sentences addressed to a model (injected instructions) are dropped. The frame's own
+    words are plain English that names no topic, so everything specific comes from the abstract.
     """
-    abstract = str(context.get("abstract") or "")
+    title, abstract = str(context.get("title") or ""), str(context.get("abstract") or "")
     terms = [str(t) for t in context.get("redactions") or []]
     problem, _ = split_abstract(abstract)
     problem = [s for s in problem if not INJECTION.search(s)] or sentences(abstract)[:1]
-    own = set(topic_words(" ".join(problem))) - set(content_words(str(context.get("title"))))
-    shared = Counter(
-        w for text in context.get("antecedent_texts") or [] for w in topic_words(str(text))
-    )
-    ranked = [w for w, _ in shared.most_common()]
-    field = [w for w in ranked if w not in own][:FIELD_WORDS]
-    # One word of the problem itself, unless a search already found the target through it.
+    title_words = set(content_words(title.replace("-", " ")))
+    own = [w for w in dict.fromkeys(topic_words(problem[0])) if w not in title_words]
     retrieval_leaked = any(str(f).startswith("retrieval") for f in context.get("feedback") or [])
-    mine = [] if retrieval_leaked else [w for w in ranked if w in own][:1]
-    topic = (mine + field) or sorted(own)[:2]
-    first = topic[0] if topic else "this area"
-    rest = ", ".join(topic[1:]) or first
-    text = redact(
-        f"Problem. Work on {first} still lacks a dependable way to handle {rest} together: "
-        f"methods that do well on {first} in isolation degrade when {rest} enter the picture, "
-        "and the trade-offs between them are poorly understood. "
-        f"Context. Prior studies of {first} and of {rest} have produced several lines of "
-        "methods, but open questions remain about how they behave outside the settings they "
-        "were designed for, and about what they cost to run at scale. "
-        "Constraints. A solution has to work with the data and resources usually available in "
-        "this setting, stay efficient as the problem grows, and remain robust when its "
-        "assumptions are only partly met. "
-        f"Goal. A solution must address {first} jointly with {rest}, be evaluated against "
-        "established prior approaches, and make clear which of its components matter and why.",
-        terms,
-    )
+    topic = own[:RETRIEVAL_FALLBACK_WORDS] if retrieval_leaked else own
+    topic = topic or sorted(title_words)[:2] or ["this area"]
+    first, rest = topic[0], ", ".join(topic[1:]) or topic[0]
+    text = redact(frame(first, rest, f"{title}\0{' '.join(problem)}"), terms)
     filler = (
-        " Relevant prior work includes studies of the underlying task, of the methods it builds "
-        "on, and of the benchmarks used to compare them."
+        " Relevant prior work includes studies of the underlying question, of the techniques "
+        "it builds on, and of the evaluations used to compare them."
     )
     while len(text.split()) < BRIEF_MIN_WORDS:
         text += filler

@@ -15,15 +15,18 @@ in case, punctuation or unicode, and a few papers with more than 1,000 reference
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import hashlib
 import json
+import math
 import os
 import random
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 FIRST_DAY = dt.date(2012, 1, 1)
 LAST_DAY = dt.date(2026, 11, 30)
@@ -155,6 +158,75 @@ _ADJECTIVES = (
     "neural",
     "streaming",
 )
+# The truth each work carries: a problem (a task on words of its topic, under settings), a
+# method with a coined name, the mechanism words that say how it works, and result numbers.
+# None of these words is in a title template's adjective or noun lists, so a brief built from
+# the problem does not reuse a title's words by accident.
+_TASKS = (
+    "ranking",
+    "segmentation",
+    "forecasting",
+    "scheduling",
+    "compression",
+    "alignment",
+    "tracking",
+    "parsing",
+    "clustering",
+    "denoising",
+    "routing",
+    "summarization",
+    "localization",
+    "calibration",
+    "matching",
+    "imputation",
+)
+_SETTINGS = (
+    "noisy labels",
+    "limited memory",
+    "distribution shift",
+    "long sequences",
+    "tight latency budgets",
+    "scarce annotations",
+    "privacy rules",
+    "streaming inputs",
+    "heterogeneous devices",
+    "missing modalities",
+    "adversarial inputs",
+    "class imbalance",
+)
+_MECHANISMS = (
+    "attention",
+    "distillation",
+    "pruning",
+    "quantization",
+    "gating",
+    "hashing",
+    "caching",
+    "reweighting",
+    "bootstrapping",
+    "factorization",
+    "diffusion",
+    "curriculum",
+    "ensembling",
+    "prompting",
+    "regularization",
+    "recurrence",
+    "sketching",
+    "tokenization",
+)
+_METHOD_NOUNS = ("Router", "Sampler", "Encoder", "Planner", "Indexer", "Solver", "Mixer", "Tuner")
+_METRICS = ("accuracy", "recall", "macro F1", "mean rank", "coverage")
+# Shares of antecedent tiers (T3, T2, T1), as in the paper's Table 5; the rest of a reference
+# list is tier 0. Median antecedents per work: 10 for eval-window works, 7 before it.
+TIER_SHARES = (0.07, 0.35, 0.58)
+MEDIAN_ANTECEDENTS_EVAL, MEDIAN_ANTECEDENTS_TRAIN = 10, 7
+REFERENCES_PER_WORK = (28, 52)
+ROLES_BY_TIER = {
+    3: ("method-foundation", "method-foundation", "problem"),
+    2: ("component", "baseline", "dataset-or-benchmark"),
+    1: ("background", "background", "problem"),
+    0: ("passing-mention", "evaluation-dataset", "contrast"),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,6 +255,8 @@ class Citation:
     intents: list[str]
     influential: bool
     null_ids: bool  # S2 lists it with a null paperId (title and year only)
+    tier: int = 1  # the truth: 3, 2, 1, or 0 for a reference that is not an antecedent
+    role: str = "background"  # a Role value for tiers 1-3; for 0 one of ROLES_BY_TIER[0]
 
 
 @dataclasses.dataclass
@@ -213,6 +287,13 @@ class Record:
     openalex_references_empty: bool
     references: list[Citation]
     hostile: str | None = None  # one of HOSTILE_KINDS: how the service mangles this record
+    # The truth of the work (shared by its twins), which its abstract speaks of:
+    problem: str = ""  # the problem statement: no method, no numbers
+    problem_terms: list[str] = dataclasses.field(default_factory=list)
+    method_name: str = ""  # a coined name, e.g. "Solkar Router"
+    acronym: str = ""  # e.g. "SOLR"
+    mechanism: list[str] = dataclasses.field(default_factory=list)  # how the method works
+    result_numbers: list[str] = dataclasses.field(default_factory=list)  # as the abstract has them
 
 
 @dataclasses.dataclass
@@ -280,10 +361,53 @@ def _sentence(rng: random.Random, vocab: Sequence[str]) -> str:
     return rng.choice(templates)
 
 
+def _problems(rng: random.Random, topics: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
+    """Per topic, the problem its works attack: a task on the topic's words, stated in a lead
+    sentence every work of the topic shares (task, a, b, c, d)."""
+    return {topic: (rng.choice(_TASKS), *rng.sample(words, 4)) for topic, words in topics.items()}
+
+
+def _work_truth(
+    rng: random.Random, problem: tuple[str, ...], vocab: Sequence[str], stated: set[str]
+) -> dict[str, Any]:
+    """A work's problem, coined method and numbers, and its title (which names the method).
+
+    The problem's lead sentence is the field's (shared by the topic's works, so a brief that
+    names the problem fits them all); the next sentence is the work's own: the settings it
+    faces and one more word, which single the work out.
+    """
+    task, a, b, c, d = problem
+    while True:  # no two works state one problem
+        first, second = rng.sample(_SETTINGS, 2)
+        e = rng.choice([w for w in vocab if w not in problem])
+        statement = (
+            f"{task.capitalize()} of {a} {b} remains unreliable when {c} and {d} interact. "
+            f"Current {task} pipelines break down when {second} meets {first}, "
+            f"and it is unclear how to keep {e} signals without losing {b} structure."
+        )
+        if statement not in stated:
+            stated.add(statement)
+            break
+    coined, noun = _word(rng).capitalize(), rng.choice(_METHOD_NOUNS)
+    mechanism = rng.sample(_MECHANISMS, 3)
+    adjective = rng.choice(_ADJECTIVES).capitalize()
+    return {
+        "problem": statement,
+        "problem_terms": [task, a, b, c, d, first, second, e],
+        "method_name": f"{coined} {noun}",
+        "acronym": (coined[:3] + noun[0]).upper(),
+        "mechanism": mechanism,
+        "result_numbers": [f"{rng.uniform(2, 25):.1f}%", f"{rng.uniform(1.2, 9.9):.1f}"],
+        "title": f"{coined} {noun}: {adjective} {mechanism[0]} for {a}-aware {task}",
+    }
+
+
 def generate(config: WorldConfig) -> World:
     """Build the world. Pure and deterministic in ``config``."""
     rng = random.Random(config.seed)
     topics = _topics(rng, max(6, config.papers // 150))
+    problems = _problems(rng, topics)
+    stated: set[str] = set()
     topic_fields = {
         t: FIELDS[0] if i % 5 else FIELDS[1 + (i // 5) % 2] for i, t in enumerate(topics)
     }
@@ -309,10 +433,12 @@ def generate(config: WorldConfig) -> World:
                 topics[topic],
                 topic_fields[topic],
                 month_counter,
+                _work_truth(rng, problems[topic], topics[topic], stated),
             )
         )
     records.sort(key=lambda r: (r.publication_date, r.key))
     _cite(rng, config, records, topics)
+    _write_abstracts(rng, records)
     if config.hostile:
         _make_hostile(config, records, topics)
     return World(config=config, topics=topics, records=records)
@@ -328,6 +454,7 @@ def _records_of_work(
     vocab: list[str],
     field: tuple[str, tuple[str, ...]],
     month_counter: dict[str, int],
+    truth: dict[str, Any],
 ) -> list[Record]:
     yymm = v1.strftime("%y%m")
     month_counter[yymm] += 1
@@ -341,12 +468,8 @@ def _records_of_work(
         versions.append(
             (version, min(LAST_DAY, latest + dt.timedelta(rng.randint(7, 200))).isoformat())
         )
-    title_words = rng.sample(vocab, 2)
-    title = (
-        f"{rng.choice(_ADJECTIVES).capitalize()} {title_words[0]} {rng.choice(_NOUNS)}s "
-        f"for {title_words[1]}-aware {rng.choice(_NOUNS)} {_word(rng)}"
-    )
-    abstract = " ".join(_sentence(rng, vocab) for _ in range(rng.randint(4, 7)))
+    title = truth.pop("title")
+    abstract = truth["problem"]  # the method and results join it once references are known
     authors = [f"{rng.choice(_FIRST)} {rng.choice(_LAST)}" for _ in range(rng.randint(1, 6))]
     published = min(LAST_DAY, v1 + dt.timedelta(days=rng.randint(30, 400)))
     venue = f"Proceedings of {vocab[0].capitalize()}Conf {published.year}"
@@ -382,6 +505,7 @@ def _records_of_work(
             s2_year=date.year,
             openalex_references_empty=False,
             references=[],
+            **copy.deepcopy(truth),
         )
 
     if not twin:
@@ -416,23 +540,98 @@ def _records_of_work(
     return built
 
 
+# How a citation reads and what signals it carries, by its true role and tier: the signals
+# lean with the tier (as in real papers) but do not decide it.
+_CONTEXTS = {
+    "method-foundation": "Our approach builds directly on {ref}",
+    "problem": "The problem was first posed in {ref}",
+    "component": "We adopt a module from {ref}",
+    "baseline": "We compare against {ref}",
+    "dataset-or-benchmark": "We train on the data released with {ref}",
+    "background": "Related efforts include {ref}",
+    "passing-mention": "See also {ref}",
+    "evaluation-dataset": "We also report numbers on the data of {ref}",
+    "contrast": "Unlike {ref}, we make no such assumption",
+}
+_SIGNALS = {  # tier: (most contexts, P(methodology intent), P(influential))
+    3: (4, 0.8, 0.6),
+    2: (3, 0.5, 0.15),
+    1: (2, 0.15, 0.03),
+    0: (1, 0.05, 0.01),
+}
+
+
 def _citation(
-    rng: random.Random, config: WorldConfig, cited: Record, vocab: Sequence[str]
+    rng: random.Random, config: WorldConfig, cited: Record, tier: int, role: str
 ) -> Citation:
     has_contexts = rng.random() < 0.85
+    most, methodology, influential = _SIGNALS[tier]
     contexts = []
     if has_contexts:
-        for _ in range(rng.randint(1, 3)):
-            words = " ".join(cited.title.split()[:3]).lower()
-            contexts.append(f"{_sentence(rng, vocab)[:-1]}, as in {words} [{rng.randint(1, 60)}].")
-    intents = sorted(set(rng.sample(INTENTS, rng.randint(0, 2)))) if has_contexts else []
+        words = " ".join(cited.title.split()[:3]).lower()
+        for _ in range(rng.randint(1, most)):
+            contexts.append(f"{_CONTEXTS[role].format(ref=words)} [{rng.randint(1, 60)}].")
+    intents: set[str] = set()
+    if has_contexts:
+        if rng.random() < methodology:
+            intents.add("methodology")
+        if role in ("baseline", "evaluation-dataset", "dataset-or-benchmark"):
+            intents.add("result")
+        elif rng.random() < 0.5:
+            intents.add("background")
     return Citation(
         cites=cited.key,
         contexts=contexts,
-        intents=intents,
-        influential=has_contexts and rng.random() < 0.1,
+        intents=sorted(intents),
+        influential=has_contexts and rng.random() < influential,
         null_ids=rng.random() < config.null_id_reference_rate,
+        tier=tier,
+        role=role,
     )
+
+
+def _citations(
+    rng: random.Random, config: WorldConfig, citing: Record, cited: Sequence[Record]
+) -> list[Citation]:
+    """The reference list: some references are antecedents (same topic first), the rest tier 0."""
+    eval_window = citing.publication_date >= EVAL_START
+    median = MEDIAN_ANTECEDENTS_EVAL if eval_window else MEDIAN_ANTECEDENTS_TRAIN
+    wanted = round(rng.lognormvariate(math.log(median), 0.35))
+    order = sorted(range(len(cited)), key=lambda i: (cited[i].topic != citing.topic, rng.random()))
+    antecedents = set(order[: max(1, min(wanted, len(cited) - len(cited) // 4))])
+    citations = []
+    for index, record in enumerate(cited):
+        if index in antecedents:
+            roll = rng.random()
+            tier = 3 if roll < TIER_SHARES[0] else 2 if roll < sum(TIER_SHARES[:2]) else 1
+        else:
+            tier = 0
+        citations.append(_citation(rng, config, record, tier, rng.choice(ROLES_BY_TIER[tier])))
+    return citations
+
+
+def _write_abstracts(rng: random.Random, records: list[Record]) -> None:
+    """Each work's abstract: its problem, its method (which takes its first mechanism from a T3
+    antecedent, when it has one: the central idea comes from it), then its results."""
+    by_key = {r.key: r for r in records}
+    done: dict[str, Record] = {}
+    for record in records:  # in date order, so a cited work's mechanism is final
+        if record.work in done:
+            twin = done[record.work]
+            record.mechanism, record.abstract = list(twin.mechanism), twin.abstract
+            continue
+        foundations = [by_key[c.cites].mechanism[0] for c in record.references if c.tier == 3]
+        inherited = [m for m in foundations if m not in record.mechanism][:1]
+        record.mechanism = (inherited + record.mechanism)[:3]
+        task, a, *_, first, _second, _e = record.problem_terms
+        m = record.mechanism
+        record.abstract = (
+            f"{record.problem} We propose {record.method_name} ({record.acronym}), which combines "
+            f"{m[0]} with {m[1]} and {m[2]} to cope with {first}. On {a} {task} benchmarks, "
+            f"{record.acronym} improves {rng.choice(_METRICS)} by {record.result_numbers[0]} and "
+            f"runs {record.result_numbers[1]} times faster than prior methods."
+        )
+        done[record.work] = record
 
 
 def _cite(
@@ -453,7 +652,11 @@ def _cite(
         topic = citing.topic
         pool = by_topic[topic]
         if index >= 5:
-            want = rng.randint(1050, 1200) if index in giant_indexes else rng.randint(20, 80)
+            want = (
+                rng.randint(1050, 1200)
+                if index in giant_indexes
+                else rng.randint(*REFERENCES_PER_WORK)
+            )
             want = min(want, index)
             chosen: dict[int, None] = {}
             attempts = 0
@@ -473,9 +676,9 @@ def _cite(
                     chosen[pick] = None
             if index + 1 < len(records) and rng.random() < config.future_reference_rate:
                 chosen[rng.randrange(index + 1, len(records))] = None
+            cited = [records[pick] for pick in chosen]
+            citing.references = _citations(rng, config, citing, cited)
             for pick in chosen:
-                cited = records[pick]
-                citing.references.append(_citation(rng, config, cited, topics[topic]))
                 targets_by_topic[records[pick].topic].append(pick)
         pool.append(index)
 
@@ -590,7 +793,7 @@ def _giant(
         stub.s2_title = stub.title
         older.append(stub)
         records.append(stub)
-    giant.references = [_citation(rng, config, c, vocab) for c in older[:GIANT_REFERENCES]]
+    giant.references = _citations(rng, config, giant, older[:GIANT_REFERENCES])
 
 
 # --- ground truth -------------------------------------------------------------------------------
@@ -608,13 +811,24 @@ def ground_truth(world: World) -> Iterator[dict[str, object]]:
         if record.work not in first_public or earliest < first_public[record.work]:
             first_public[record.work] = earliest
     for record in world.records:
-        cited_works = sorted({records[c.cites].work for c in record.references})
+        tiers: dict[str, int] = {}
+        for citation in record.references:  # a work cited as preprint and as published: the max
+            work = records[citation.cites].work
+            tiers[work] = max(tiers.get(work, 0), citation.tier)
         truth: dict[str, object] = {
             "key": record.key,
             "work": record.work,
             "first_public_date": first_public[record.work],
-            "references": cited_works,
+            "references": sorted(tiers),
             "n_reference_entries": len(record.references),
+            "tiers": dict(sorted(tiers.items())),
+            "antecedents": sum(1 for t in tiers.values() if t > 0),
+            "problem": record.problem,
+            "problem_terms": record.problem_terms,
+            "method_name": record.method_name,
+            "acronym": record.acronym,
+            "mechanism": record.mechanism,
+            "result_numbers": record.result_numbers,
         }
         if record.hostile:
             truth["hostile"] = record.hostile

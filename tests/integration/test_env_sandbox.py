@@ -34,7 +34,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
         settings = sandbox.settings_for(base, warehouse=path, llm_backend="rules")
         with warehouse.open_warehouse(path) as con:
             client = make_client(settings, con)
-            version = pipeline.build_split(con, client, settings, "eval", 8)["version_id"]
+            version = pipeline.build_split(con, client, settings, "eval", 14)["version_id"]
         built_corpus = CliRunner().invoke(
             app, ["corpus", "build", "--world", str(root / "world"), "--warehouse", str(path)]
         )

@@ -28,7 +28,6 @@ CONTEXT = {
     "abstract": "Long documents are slow to search.",
     "redactions": ["a title"],
     "feedback": [],
-    "antecedent_texts": [],
 }
 ANTECEDENTS = [
     {

@@ -50,7 +50,6 @@ def test_injection_does_not_change_the_rules_output() -> None:
         "abstract": ABSTRACT,
         "redactions": [],
         "feedback": [],
-        "antecedent_texts": ["sparse index recall memory"],
     }
     poisoned = {**context, "abstract": ABSTRACT + " " + INJECTION}
     assert llm_rules.brief(context) == llm_rules.brief(poisoned)
@@ -63,7 +62,6 @@ def test_rules_brief_drops_solution_sentences_and_redactions() -> None:
             "abstract": ABSTRACT,
             "redactions": ["shardnet", "sparse"],
             "feedback": [],
-            "antecedent_texts": ["sparse retrieval index memory recall"],
         }
     ).brief
     assert "ShardNet" not in text and "92.3" not in text and "sparse" not in text.lower()
@@ -122,7 +120,6 @@ def test_the_call_log_answers_a_repeated_call(con: duckdb.DuckDBPyConnection) ->
         "abstract": ABSTRACT,
         "redactions": [],
         "feedback": [],
-        "antecedent_texts": [],
     }
     first = llm.complete("brief", context, BriefDraft)
     second = llm.complete("brief", context, BriefDraft)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import statistics
 from collections import Counter
 from pathlib import Path
 
@@ -96,3 +97,45 @@ def test_world_file_says_it_is_a_sandbox(tmp_path: Path) -> None:
     W.write(W.generate(W.WorldConfig(seed=0, papers=50)), tmp_path)
     meta = json.loads((tmp_path / W.WORLD_FILE).read_text())
     assert meta["marker"] == "inspire-sandbox" and meta["counts"]["records"] == 50
+
+
+def test_truth_has_the_shape_of_the_papers_table_5() -> None:
+    """About 40 references; median antecedents 10 (eval) and 7 (train); T3 rarest, T2 ~35%."""
+    world = W.generate(W.WorldConfig(seed=3, papers=2000))
+    truths = {str(t["key"]): t for t in W.ground_truth(world)}
+    for window, first, last, median_wanted in (
+        ("eval", "2025-01-01", "9999", 10),
+        ("train", "2023-01-01", "2025-01-01", 7),
+    ):
+        rows = [
+            truths[r.key]
+            for r in world.records
+            if first <= r.publication_date < last and r.arxiv and r.references
+        ]
+        assert len(rows) > 200, window
+        references = statistics.median(len(t["references"]) for t in rows)  # type: ignore[arg-type]
+        assert 34 <= references <= 46, (window, references)
+        antecedents = statistics.median(int(t["antecedents"]) for t in rows)  # type: ignore[call-overload]
+        assert abs(antecedents - median_wanted) <= 1, (window, antecedents)
+        tiers = Counter(t for row in rows for t in row["tiers"].values() if t)  # type: ignore[attr-defined]
+        total = sum(tiers.values())
+        assert 0.05 <= tiers[3] / total <= 0.10, (window, tiers)
+        assert 0.30 <= tiers[2] / total <= 0.40, (window, tiers)
+        assert 0.52 <= tiers[1] / total <= 0.63, (window, tiers)
+
+
+def test_abstracts_speak_in_the_truths_words() -> None:
+    world = W.generate(W.WorldConfig(seed=3, papers=400))
+    problems = set()
+    for record in world.records:
+        assert record.abstract.startswith(record.problem)
+        assert f"{record.method_name} ({record.acronym})" in record.abstract
+        assert all(m in record.abstract for m in record.mechanism)
+        assert all(n in record.abstract for n in record.result_numbers)
+        assert not any(ch.isdigit() for ch in record.problem)
+        problems.add((record.work, record.problem))
+    assert len({p for _, p in problems}) == len(problems)  # no two works share a problem
+    # T3 antecedents lend their central mechanism: the target's first mechanism word is theirs.
+    by_key = world.by_key()
+    lent = [(r, by_key[c.cites]) for r in world.records for c in r.references if c.tier == 3]
+    assert lent and sum(t.mechanism[0] in r.mechanism for r, t in lent) / len(lent) > 0.5

@@ -1,0 +1,46 @@
+"""The validity scores, hand-computed."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspire_build.sandbox import validity as V
+
+
+def test_catch_and_false_rejection_shares() -> None:
+    briefs = [
+        V.BriefOutcome(frozenset({"leak_name"}), rejected=True),
+        V.BriefOutcome(frozenset({"leak_acronym", "leak_numbers"}), rejected=False),
+        V.BriefOutcome(frozenset({"leak_mechanism"}), rejected=True),
+        V.BriefOutcome(frozenset(), rejected=True),
+        V.BriefOutcome(frozenset(), rejected=False),
+        V.BriefOutcome(frozenset(), rejected=False),
+        V.BriefOutcome(frozenset(), rejected=False),
+    ]
+    identity = V.caught(briefs, V.IDENTITY_PLANTS)
+    assert (identity.planted, identity.caught, identity.share) == (2, 1, 0.5)
+    mechanism = V.caught(briefs, V.MECHANISM_PLANTS)
+    assert (mechanism.planted, mechanism.caught) == (2, 1)
+    wrong = V.false_rejection(briefs)
+    assert (wrong.planted, wrong.caught, wrong.share) == (4, 1, 0.25)
+    assert V.caught([], V.IDENTITY_PLANTS).share == 1.0
+
+
+def test_quadratic_kappa_by_hand() -> None:
+    assert V.quadratic_kappa([(0, 0), (1, 1), (2, 2), (3, 3)]) == 1.0
+    # Two labels 0 and 3, always swapped: observed disagreement at full weight.
+    # rows = cols = (1, 0, 0, 1); seen = 2 * 1; expected = (1*1*1 + 1*1*1) / 2 = 1 -> 1 - 2 = -1
+    assert V.quadratic_kappa([(0, 3), (3, 0)]) == pytest.approx(-1.0)
+    # (1,1), (2,1): rows (0,1,1,0), cols (0,2,0,0); seen = w(2,1) = 1/9;
+    # expected = (w11*1*2 + w21*1*2) / 2 = (0 + 2/9) / 2 = 1/9 -> kappa 0
+    assert V.quadratic_kappa([(1, 1), (2, 1)]) == pytest.approx(0.0)
+    assert V.exact([(1, 1), (2, 1), (0, 0)]) == pytest.approx(2 / 3)
+
+
+def test_gold_scores_count_tier_zero_as_not_an_antecedent() -> None:
+    truth = {"t1": {"a": 3, "b": 1, "c": 0, "d": 0}, "t2": {"e": 2}}
+    gold = {"t1": {"a", "c", "d"}, "t2": set()}
+    scores = V.gold_scores(gold, truth)
+    assert (scores.gold, scores.true_antecedents) == (3, 3)
+    assert scores.precision == pytest.approx(1 / 3)
+    assert scores.recall == pytest.approx(1 / 3)
