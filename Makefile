@@ -73,7 +73,7 @@ stop: ## Stop what make serve started (by the PIDs it recorded)
 			for i in $$(seq 1 15); do kill -0 $$pid 2>/dev/null || break; sleep 1; done; \
 			kill -9 $$pid 2>/dev/null || true; rm -f $(RUN)/$$name.pid; fi; done
 
-demo: ## Offline end to end: sandbox, both splits (rules backend), audit, export, both baseline agents, eval
+demo: ## Offline end to end: sandbox, both splits (openai backend against the sandbox's truthful LLM), audit, export, both baseline agents, eval
 	mkdir -p $(RUN)
 	rm -f $(RUN)/demo.duckdb
 	$(PY) -m inspire_build sandbox world --seed 1 --papers 2000 --out $(RUN)/demo-world
@@ -83,7 +83,7 @@ demo: ## Offline end to end: sandbox, both splits (rules backend), audit, export
 	for i in $$(seq 1 60); do \
 		curl -sf http://127.0.0.1:$(DEMO_PORT)/_sandbox/stats > /dev/null && break; sleep 1; done; \
 	eval "$$($(PY) -m inspire_build sandbox env --port $(DEMO_PORT) --time-scale 1000)"; \
-	export INSPIRE_WAREHOUSE=$(RUN)/demo.duckdb INSPIRE_LLM_BACKEND=rules INSPIRE_S2_RPS=1000; \
+	export INSPIRE_WAREHOUSE=$(RUN)/demo.duckdb INSPIRE_LLM_BACKEND=openai INSPIRE_S2_RPS=1000; \
 	$(PY) -m inspire_build build --split train --limit $(DEMO_TARGETS); \
 	$(PY) -m inspire_build build --split eval --limit $(DEMO_TARGETS); \
 	$(PY) -m inspire_build audit || echo "make demo: the audit FAILED (its report is above); the demo goes on"; \

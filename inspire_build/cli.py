@@ -353,14 +353,84 @@ def sandbox_serve(
     time_scale: Annotated[
         float, typer.Option(help="Multiplies every rate limit, so tests run fast.", min=0.01)
     ] = 1.0,
-    seed: Annotated[int, typer.Option(help="Seed of the fault dice.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the fault and LLM dice.")] = 0,
+    llm_latency: Annotated[
+        float, typer.Option(help="Seconds every chat completion waits.", min=0)
+    ] = 0.0,
+    llm_rpm: Annotated[
+        int | None,
+        typer.Option(help="Chat requests per real minute (not time-scaled) before 429s.", min=1),
+    ] = None,
+    llm_tpm: Annotated[
+        int | None,
+        typer.Option(help="Prompt + max_tokens tokens per real minute before 429s.", min=1),
+    ] = None,
+    llm_leak_name: Annotated[
+        float | None, typer.Option(help="Rate of briefs that name the method.", min=0, max=1)
+    ] = None,
+    llm_leak_acronym: Annotated[
+        float | None,
+        typer.Option(help="Rate of briefs that use the method's acronym.", min=0, max=1),
+    ] = None,
+    llm_leak_title: Annotated[
+        float | None, typer.Option(help="Rate of briefs that copy a title 4-gram.", min=0, max=1)
+    ] = None,
+    llm_leak_mechanism: Annotated[
+        float | None,
+        typer.Option(help="Rate of briefs that give the mechanism words.", min=0, max=1),
+    ] = None,
+    llm_leak_numbers: Annotated[
+        float | None,
+        typer.Option(help="Rate of briefs that state the result numbers.", min=0, max=1),
+    ] = None,
+    llm_bad_length: Annotated[
+        float | None, typer.Option(help="Rate of briefs under 120 or over 250 words.", min=0, max=1)
+    ] = None,
+    llm_refusal: Annotated[
+        float | None, typer.Option(help="Rate of answers refused.", min=0, max=1)
+    ] = None,
+    llm_invalid_json: Annotated[
+        float | None, typer.Option(help="Rate of answers that are not valid JSON.", min=0, max=1)
+    ] = None,
+    llm_drop_grade: Annotated[
+        float | None,
+        typer.Option(help="Rate of grade sheets missing one antecedent.", min=0, max=1),
+    ] = None,
+    llm_grade_shift: Annotated[
+        float | None,
+        typer.Option(help="Rate of grades one tier off (per antecedent).", min=0, max=1),
+    ] = None,
+    llm_grade_overinclude: Annotated[
+        float | None, typer.Option(help="Rate of tier-0 references graded 1 or 2.", min=0, max=1)
+    ] = None,
 ) -> None:
-    """Serve a world on 127.0.0.1 until interrupted; prints the variables to export."""
+    """Serve a world on 127.0.0.1 until interrupted; prints the variables to export.
+
+    Its OpenAI-compatible API answers the pipeline's prompts from the world's truth; the
+    --llm-* rates (0-1, defaults in sandbox/llm_truth.py) plant failures in those answers.
+    """
     from inspire_build.sandbox import server, world
+    from inspire_build.sandbox.llm_truth import TruthRates
+    from inspire_build.sandbox.openai_api import OpenAIConfig
 
     if not (world_dir / world.RECORDS_FILE).exists():
         raise InputError(f"{world_dir} holds no world; create one with `inspire sandbox world`")
-    config = server.SandboxConfig(seed=seed, time_scale=time_scale, fault_rate=faults)
+    given = {
+        "leak_name": llm_leak_name,
+        "leak_acronym": llm_leak_acronym,
+        "leak_title": llm_leak_title,
+        "leak_mechanism": llm_leak_mechanism,
+        "leak_numbers": llm_leak_numbers,
+        "bad_length": llm_bad_length,
+        "refusal": llm_refusal,
+        "invalid_json": llm_invalid_json,
+        "drop_grade": llm_drop_grade,
+        "grade_shift": llm_grade_shift,
+        "grade_overinclude": llm_grade_overinclude,
+    }
+    rates = TruthRates.from_mapping({k: v for k, v in given.items() if v is not None})
+    llm = OpenAIConfig(seed=seed, latency_s=llm_latency, rpm=llm_rpm, tpm=llm_tpm, truth=rates)
+    config = server.SandboxConfig(seed=seed, time_scale=time_scale, fault_rate=faults, openai=llm)
     for line in server.env_lines(f"http://127.0.0.1:{port}", time_scale):
         out.print(f"export {line}")
     server.serve(world_dir, config, port)

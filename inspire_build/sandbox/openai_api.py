@@ -5,11 +5,19 @@ It is a test double for load and orchestration tests, and says so: every model i
 ``metadata["sandbox"] = "true"``. Structured output is a deterministic instance of the requested
 JSON Schema (as pydantic v2 emits it), drawn from ``(seed, schema, messages)``. Faults are chosen
 per request from ``(seed, request number)``, so a run can be replayed exactly.
+
+Given a world (a :class:`~inspire_build.sandbox.llm_truth.Truth`), the pipeline's own prompts
+get truthful answers instead, with failures planted at seeded rates (see ``llm_truth.py``). It
+also emulates per-minute request and token limits (429 with OpenAI's ``x-ratelimit-*`` and
+``retry-after`` headers), ``usage`` details (cached and reasoning tokens) and ``max_tokens``
+truncation (``finish_reason: "length"``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import copy
 import dataclasses
 import datetime as dt
 import email
@@ -30,6 +38,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
+from inspire_build.sandbox.llm_truth import Answer, Truth, TruthRates
 from inspire_build.sandbox.world import MARKER
 
 MODELS = ("sandbox-gpt", "sandbox-small")
@@ -52,6 +61,8 @@ _NULL_BATCH_FIELDS = (  # null until the batch reaches the state they describe
 )
 _MAX_DEPTH = 32  # a schema whose required fields recurse cannot be satisfied; stop, do not hang
 _SHALLOW = 6  # past this depth prefer null branches and minimal arrays, so recursion ends
+RATE_WINDOW_S = 60.0  # OpenAI's limits are per minute
+CACHE_MIN_TOKENS, CACHE_STEP = 1024, 128  # OpenAI caches prompt prefixes from 1,024 tokens up
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +78,10 @@ class OpenAIConfig:
     timeout_s: float = 30.0
     # (text, fault): every chat request whose prompt contains the text gets the fault, always.
     triggers: tuple[tuple[str, str], ...] = ()
+    truth: TruthRates = dataclasses.field(default_factory=TruthRates)  # for a world's prompts
+    rpm: int | None = None  # requests per rolling minute; None: unlimited, and no headers
+    tpm: int | None = None  # prompt plus max_tokens tokens per rolling minute
+    reasoning_ratio: float = 0.0  # reasoning tokens reported per visible completion token
 
     def __post_init__(self) -> None:
         for fault in (self.fault, *(f for _, f in self.triggers)):
@@ -74,21 +89,37 @@ class OpenAIConfig:
                 raise ValueError(f"Unknown fault {fault!r}; valid faults: {', '.join(FAULTS)}")
         if not 0.0 <= self.fault_rate <= 1.0:
             raise ValueError(f"fault_rate must lie in [0, 1], got {self.fault_rate}")
+        for name in ("rpm", "tpm"):
+            limit = getattr(self, name)
+            if limit is not None and limit < 1:
+                raise ValueError(f"{name} must be at least 1 (or None), got {limit}")
+        if self.reasoning_ratio < 0 or self.latency_s < 0:
+            raise ValueError("reasoning_ratio and latency_s must not be negative")
 
 
 class _ApiError(Exception):
     """Raised inside a handler; :class:`_Route` turns it into an OpenAI error response."""
 
-    def __init__(self, status: int, message: str, param: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        param: str | None = None,
+        *,
+        kind: str = "invalid_request_error",
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.param = status, message, param
+        self.kind, self.code, self.headers = kind, code, headers or {}
 
     def body(self) -> dict[str, Any]:
-        error = {"message": self.message, "type": "invalid_request_error", "param": self.param}
-        return {"error": {**error, "code": None}}
+        error = {"message": self.message, "type": self.kind, "param": self.param}
+        return {"error": {**error, "code": self.code}}
 
     def response(self) -> JSONResponse:
-        return JSONResponse(self.body(), status_code=self.status)
+        return JSONResponse(self.body(), status_code=self.status, headers=self.headers)
 
 
 class _Route(APIRoute):
@@ -275,6 +306,18 @@ class _ChatRequest:
     model: str
     messages: list[dict[str, Any]]
     schema: dict[str, Any] | None  # None means free text
+    max_tokens: int | None = None  # max_completion_tokens, or the older max_tokens
+
+
+def _max_tokens(body: dict[str, Any]) -> int | None:
+    for name in ("max_completion_tokens", "max_tokens"):
+        value = body.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise _ApiError(400, f"'{name}' must be a positive integer.", name)
+        return value
+    return None
 
 
 def _chat_request(body: Any) -> _ChatRequest:
@@ -288,12 +331,13 @@ def _chat_request(body: Any) -> _ChatRequest:
         raise _ApiError(400, "'messages' must be a non-empty array.", "messages")
     if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages):
         raise _ApiError(400, "Each message must be an object with a 'role'.", "messages")
+    limit = _max_tokens(body)
     fmt = body.get("response_format") or {"type": "text"}
     kind = fmt.get("type") if isinstance(fmt, dict) else None
     if kind == "text":
-        return _ChatRequest(model, messages, None)
+        return _ChatRequest(model, messages, None, limit)
     if kind == "json_object":
-        return _ChatRequest(model, messages, {"type": "object", "additionalProperties": {}})
+        return _ChatRequest(model, messages, {"type": "object", "additionalProperties": {}}, limit)
     spec = fmt.get("json_schema") if kind == "json_schema" else None
     if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
         raise _ApiError(
@@ -302,7 +346,7 @@ def _chat_request(body: Any) -> _ChatRequest:
             "with a 'json_schema.schema' object.",
             "response_format",
         )
-    return _ChatRequest(model, messages, spec["schema"])
+    return _ChatRequest(model, messages, spec["schema"], limit)
 
 
 def _tokens(text: str, per_word: float) -> int:
@@ -319,20 +363,39 @@ def _prompt_text(messages: list[dict[str, Any]]) -> str:
     return " ".join(texts)
 
 
-def _completion(
-    config: OpenAIConfig, request: _ChatRequest, fault: str | None, ident: str, created: int
-) -> dict[str, Any]:
-    """A ``chat.completion`` object; ``fault`` is applied to its content when given."""
+def _first_user_text(messages: list[dict[str, Any]]) -> str:
+    """The rendered prompt: the pipeline sends its template as the first user message."""
+    first = next((m for m in messages if m.get("role") == "user"), None)
+    return _prompt_text([first]) if first is not None else ""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Said:
+    """A completion's message, before truncation; ``answer`` when the truth answered."""
+
+    content: str | None
+    refusal: str | None
+    answer: Answer | None
+
+
+def _say(
+    config: OpenAIConfig, request: _ChatRequest, fault: str | None, truth: Truth | None
+) -> _Said:
+    """The message: truthful for the pipeline's prompts, else schema-driven; then the fault."""
     rng = random.Random(
         _digest(config.seed, _canonical(request.schema), _canonical(request.messages))
     )
+    answer = None
+    if truth is not None and request.schema is not None:
+        prompt = _first_user_text(request.messages)
+        answer = truth.answer(prompt, request.schema, _prompt_text(request.messages))
+    fault = fault or (answer.fault if answer else None)
     content: str | None
-    refusal: str | None = None
     if request.schema is None:
         words = [_word(rng) for _ in range(rng.randint(8, 16))]
         content = " ".join(words).capitalize() + "."
     else:
-        value = _instance(request.schema, rng)
+        value = copy.deepcopy(answer.value) if answer else _instance(request.schema, rng)
         if fault == "drop_item":
             _drop_item(value)
         content = json.dumps(value)
@@ -340,14 +403,44 @@ def _completion(
         content = content[: len(content) // 2]
         content = content if _loads(content) is _INVALID else content + "{"  # a cut scalar parses
     if fault == "refusal":
-        content, refusal = None, REFUSAL
-    prompt = _tokens(_prompt_text(request.messages), config.tokens_per_word)
-    completion = _tokens(content or refusal or "", config.tokens_per_word)
+        return _Said(None, REFUSAL, answer)
+    return _Said(content, None, answer)
+
+
+def _truncate(content: str, limit: int, per_word: float) -> str:
+    """The longest word-boundary prefix of ``content`` that ``limit`` tokens can hold."""
+    words = list(re.finditer(r"\w+", content))
+    keep = int(limit / per_word) + 1
+    while keep > 0 and math.ceil(round(keep * per_word, 6)) > limit:  # as _tokens rounds
+        keep -= 1
+    return content[: words[keep].start()] if keep < len(words) else content
+
+
+def _completion(
+    config: OpenAIConfig,
+    request: _ChatRequest,
+    fault: str | None,
+    ident: str,
+    created: int,
+    truth: Truth | None = None,
+    cached: int = 0,
+) -> dict[str, Any]:
+    """A ``chat.completion`` object; ``fault`` is applied to its content when given."""
+    said = _say(config, request, fault, truth)
+    content, finish = said.content, "stop"
+    visible = _tokens(content or said.refusal or "", config.tokens_per_word)
+    if content is not None and request.max_tokens is not None and visible > request.max_tokens:
+        content, finish = _truncate(content, request.max_tokens, config.tokens_per_word), "length"
+        visible = request.max_tokens
+    if truth is not None and said.answer is not None and finish == "stop" and content:
+        delivered = _loads(content)
+        if isinstance(delivered, dict):
+            truth.record(said.answer, delivered, _digest(_canonical(request.messages)))
     model = request.model if "sandbox" in request.model else f"sandbox-{request.model}"
     message: dict[str, Any] = {
         "role": "assistant",
         "content": content,
-        "refusal": refusal,
+        "refusal": said.refusal,
         "annotations": [],
     }
     return {
@@ -355,13 +448,30 @@ def _completion(
         "object": "chat.completion",
         "created": created,
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        },
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": _usage(config, request, visible, cached),
         "system_fingerprint": MARKER,
+    }
+
+
+def _usage(
+    config: OpenAIConfig, request: _ChatRequest, visible: int, cached: int
+) -> dict[str, Any]:
+    """OpenAI's usage object; completion tokens include the (emulated) reasoning tokens."""
+    prompt = _tokens(_prompt_text(request.messages), config.tokens_per_word)
+    reasoning = math.ceil(round(visible * config.reasoning_ratio, 6))
+    completion = visible + reasoning
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": min(cached, prompt), "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": reasoning,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
     }
 
 
@@ -428,15 +538,86 @@ def _batch_lines(content: bytes) -> tuple[list[dict[str, Any]], list[dict[str, A
     return lines, errors
 
 
+class _Limits:
+    """OpenAI's per-minute request and token limits, over a rolling minute."""
+
+    def __init__(self, rpm: int | None, tpm: int | None) -> None:
+        self.limits = {"requests": rpm, "tokens": tpm}
+        self.spent: collections.deque[tuple[float, int]] = collections.deque()  # (when, tokens)
+        self.lock = threading.Lock()
+
+    def admit(self, tokens: int) -> dict[str, str]:
+        """Count one request of ``tokens``; its headers, or a 429 that carries them."""
+        now = time.monotonic()
+        with self.lock:
+            while self.spent and now - self.spent[0][0] >= RATE_WINDOW_S:
+                self.spent.popleft()
+            used = {"requests": len(self.spent), "tokens": sum(t for _, t in self.spent)}
+            asked = {"requests": 1, "tokens": tokens}
+            over = [k for k, limit in self.limits.items() if limit and used[k] + asked[k] > limit]
+            if not over:
+                self.spent.append((now, tokens))
+                used = {k: used[k] + asked[k] for k in used}
+            headers = self._headers(now, used)
+        if over:
+            kind = over[0]
+            wait = headers[f"x-ratelimit-reset-{kind}"]
+            message = (
+                f"Rate limit reached for {kind} per min: limit {self.limits[kind]}, used "
+                f"{used[kind]}, requested {asked[kind]}. Please try again in {wait}. (sandbox)"
+            )
+            headers["retry-after"] = str(max(1, math.ceil(self._wait(now))))
+            raise _ApiError(429, message, kind=kind, code="rate_limit_exceeded", headers=headers)
+        return headers
+
+    def _wait(self, now: float) -> float:
+        return RATE_WINDOW_S - (now - self.spent[0][0]) if self.spent else 0.0
+
+    def _headers(self, now: float, used: dict[str, int]) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for kind, limit in self.limits.items():
+            if limit is not None:
+                headers[f"x-ratelimit-limit-{kind}"] = str(limit)
+                headers[f"x-ratelimit-remaining-{kind}"] = str(max(0, limit - used[kind]))
+                headers[f"x-ratelimit-reset-{kind}"] = _duration(self._wait(now))
+        return headers
+
+
+def _duration(seconds: float) -> str:
+    """OpenAI's reset format: "20ms", "1.5s", "6m0s"."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    if seconds < 60:
+        return f"{seconds:.3g}s"
+    return f"{int(seconds // 60)}m{int(seconds % 60)}s"
+
+
 class _State:
     """The in-memory files and batches of one router, with counters that make ids replayable."""
 
-    def __init__(self, config: OpenAIConfig) -> None:
-        self.config = config
+    def __init__(self, config: OpenAIConfig, truth: Truth | None = None) -> None:
+        self.config, self.truth = config, truth
         self.lock = threading.RLock()
         self.counts: dict[str, int] = {}
         self.files: dict[str, _File] = {}
         self.batches: dict[str, _Batch] = {}
+        self.limits = _Limits(config.rpm, config.tpm)
+        self.prefixes: set[str] = set()
+
+    def cached(self, messages: list[dict[str, Any]]) -> int:
+        """Prompt tokens OpenAI would serve from its cache: the longest message prefix seen
+        before, when it reaches 1,024 tokens, in steps of 128."""
+        seen = 0
+        with self.lock:
+            for size in range(1, len(messages) + 1):
+                digest = _digest(_canonical(messages[:size]))
+                seen = size if digest in self.prefixes else seen
+                self.prefixes.add(digest)
+        if not seen:
+            return 0
+        tokens = _tokens(_prompt_text(messages[:seen]), self.config.tokens_per_word)
+        steps = (tokens - CACHE_MIN_TOKENS) // CACHE_STEP
+        return CACHE_MIN_TOKENS + steps * CACHE_STEP if tokens >= CACHE_MIN_TOKENS else 0
 
     def next(self, kind: str) -> int:
         with self.lock:
@@ -542,12 +723,15 @@ class _State:
             record: dict[str, Any] = {"id": f"batch_req_{key[:24]}", "custom_id": line["custom_id"]}
             fault = _fault(self.config, f"{obj['id']}:{line['custom_id']}")
             try:
+                chat = _chat_request(line.get("body"))
                 body = _completion(
                     self.config,
-                    _chat_request(line.get("body")),
+                    chat,
                     None if fault == "timeout" else fault,  # a batch has no connection to time out
                     key[24:48],
                     obj["created_at"],
+                    self.truth,
+                    self.cached(chat.messages),
                 )
                 status, target = 200, outputs
             except _ApiError as exc:
@@ -591,9 +775,12 @@ async def _json(request: Request) -> Any:
     return body
 
 
-def router(config: OpenAIConfig) -> fastapi.APIRouter:
-    """The OpenAI endpoints over fresh in-memory state; mount it at prefix ``/v1``."""
-    state = _State(config)
+def router(config: OpenAIConfig, truth: Truth | None = None) -> fastapi.APIRouter:
+    """The OpenAI endpoints over fresh in-memory state; mount it at prefix ``/v1``.
+
+    With ``truth``, the pipeline's prompts get truthful answers, in chat and in batches alike.
+    """
+    state = _State(config, truth)
     api = fastapi.APIRouter(route_class=_Route)
     models = [{"id": m, "object": "model", "created": EPOCH, "owned_by": MARKER} for m in MODELS]
 
@@ -602,13 +789,17 @@ def router(config: OpenAIConfig) -> fastapi.APIRouter:
         return {"object": "list", "data": models}
 
     @api.post("/chat/completions")
-    async def chat_completions(request: Request) -> dict[str, Any]:
+    async def chat_completions(request: Request) -> Response:
         chat = _chat_request(await _json(request))
+        asked = _tokens(_prompt_text(chat.messages), config.tokens_per_word)
+        headers = state.limits.admit(asked + (chat.max_tokens or 0))
         number = state.next("chat")
         fault = _triggered(config, chat) or _fault(config, number)
         await asyncio.sleep(config.latency_s + (config.timeout_s if fault == "timeout" else 0.0))
         ident = _digest(config.seed, "chat", number)[:24]
-        return _completion(config, chat, fault, ident, state.tick())
+        cached = state.cached(chat.messages)
+        body = _completion(config, chat, fault, ident, state.tick(), truth, cached)
+        return JSONResponse(body, headers=headers)
 
     @api.post("/files")
     async def upload_file(request: Request) -> dict[str, Any]:

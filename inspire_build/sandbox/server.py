@@ -10,6 +10,9 @@ modes, so the pipeline runs against it unchanged with only its base URLs pointed
   interval. Every limit is multiplied by ``time_scale``, so tests run fast at the same ratios.
 - Faults, deterministic by seed: 5xx, 429/403, slow answers, dropped connections and truncated
   JSON, at ``fault_rate``.
+- The OpenAI-compatible API answers the pipeline's prompts from the world's truth
+  (``llm_truth.py``); ``/_sandbox/llm/briefs`` and ``/_sandbox/llm/grades`` list the briefs
+  and grade sheets it delivered, with what it planted in each.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from inspire_build import ids, local_server
 from inspire_build.config import Settings
 from inspire_build.errors import InvalidIdError
 from inspire_build.sandbox import payloads
+from inspire_build.sandbox.llm_truth import Truth
 from inspire_build.sandbox.openai_api import OpenAIConfig, router
 from inspire_build.sandbox.world import MARKER, Record, World, load
 
@@ -336,7 +340,8 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
     sandbox = Sandbox(world, config)
     app = FastAPI(title=f"{MARKER}: a local emulator of scholarly APIs (a test double)")
     app.state.sandbox = sandbox
-    app.include_router(router(_with_triggers(config.openai, world)), prefix="/v1")
+    truth = Truth(world, config.openai.truth, config.openai.seed)
+    app.include_router(router(_with_triggers(config.openai, world), truth), prefix="/v1")
 
     app.add_middleware(_LimitsAndFaults, sandbox=sandbox)
 
@@ -394,11 +399,20 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
     def stats() -> Response:
         return _json({"marker": MARKER, "counts": dict(sorted(sandbox.stats.items()))})
 
+    @app.get("/_sandbox/llm/briefs")
+    def llm_briefs() -> Response:
+        return _json(truth.briefs())
+
+    @app.get("/_sandbox/llm/grades")
+    def llm_grades() -> Response:
+        return _json(truth.grades())
+
     @app.post("/_sandbox/reset")
     def reset() -> Response:
         with sandbox._lock:
             sandbox.stats.clear()
             sandbox.daily_left = config.openalex_daily_list_calls
+        truth.clear()
         return _json({"marker": MARKER, "reset": True})
 
     return app

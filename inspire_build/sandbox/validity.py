@@ -21,6 +21,7 @@ class BriefOutcome:
 
     plants: frozenset[str]
     rejected: bool
+    failed: frozenset[str] = frozenset()  # the checks that failed it (lexical, length, ...)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +44,16 @@ def false_rejection(briefs: Iterable[BriefOutcome]) -> Caught:
     """Of the briefs with nothing planted, how many were rejected (``caught`` = wrongly)."""
     clean = [b for b in briefs if not b.plants]
     return Caught(len(clean), sum(b.rejected for b in clean))
+
+
+def rejected_by(briefs: Iterable[BriefOutcome]) -> dict[str, int]:
+    """Of the clean briefs rejected, how many each check failed (a brief may fail several)."""
+    counts: dict[str, int] = {}
+    for brief in briefs:
+        if brief.rejected and not brief.plants:
+            for check in brief.failed:
+                counts[check] = counts.get(check, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def quadratic_kappa(pairs: Sequence[tuple[int, int]], labels: Sequence[int] = TIERS) -> float:

@@ -52,7 +52,7 @@ def test_build_audit_export_and_an_identical_rerun(tmp_path: Path) -> None:
             assert result.returncode == 0, result.stderr[-3000:]
             return result
 
-        built = inspire("build", "--split", "eval", "--limit", "12")
+        built = inspire("build", "--split", "eval", "--limit", "24")
         assert built.stdout.startswith("eval-")
         audited = inspire("audit", "eval")
         report = audited.stderr + audited.stdout
@@ -75,14 +75,14 @@ def test_build_audit_export_and_an_identical_rerun(tmp_path: Path) -> None:
         ).fetchall()
         con.close()
         assert counts is not None and counts[0] >= 6 and all(n > 0 for n in counts)
-        assert len(targets) == 12
+        assert len(targets) == 24
         accepted = [day for status, _, day in targets if status == "accepted"]
         assert len(accepted) == counts[0]
         assert all(dt.date(2025, 1, 1) <= day <= dt.date(2026, 12, 31) for day in accepted)
         early = [r for status, r, day in targets if day and day < dt.date(2025, 1, 1)]
         assert early and all(status_reason_is_window(r) for r in early)
         stats_before = _network_calls(base)
-        inspire("build", "--split", "eval", "--limit", "12")
+        inspire("build", "--split", "eval", "--limit", "24")
         assert _network_calls(base) == stats_before  # no HTTP call on the rerun
         second = inspire("export", "--split", "eval", "--out", str(tmp_path / "second")).stdout
     con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
@@ -123,7 +123,7 @@ def assert_cutoffs_are_keyed(path: Path, env: dict[str, str]) -> None:
         boundary.published_cutoff(day, o) for (_, _, day), o in zip(rows, offsets, strict=True)
     ]
     subprocess.run(
-        [sys.executable, "-m", "inspire_build", "build", "--split", "eval", "--limit", "12"],
+        [sys.executable, "-m", "inspire_build", "build", "--split", "eval", "--limit", "24"],
         env={**env, "INSPIRE_CUTOFF_JITTER_DAYS": "0", "INSPIRE_SOURCE_MODE": "replay"},
         capture_output=True,
         check=True,

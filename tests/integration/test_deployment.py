@@ -65,7 +65,7 @@ def test_prefect_deployment_run_builds_a_version(
     env = {
         **sandbox_env,
         "INSPIRE_WAREHOUSE": str(tmp_path / "w.duckdb"),
-        "INSPIRE_SPLITS__EVAL__LIMIT": "8",
+        "INSPIRE_SPLITS__EVAL__LIMIT": "16",
         "PREFECT_HOME": str(tmp_path / "prefect"),
         "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
     }

@@ -13,9 +13,9 @@ from .conftest import Suite
 def test_a_build_under_ten_percent_faults_exports_the_same_bytes(
     suite: Suite, reference_export: list[str]
 ) -> None:
-    # The dice are per request number; with seed 14 all five kinds fall within the first 26
+    # The dice are per request number; with seed 568 all five kinds fall within the first 17
     # requests, so even this small build meets every one of them.
-    config = server.SandboxConfig(time_scale=1000, fault_rate=0.10, seed=14)
+    config = server.SandboxConfig(time_scale=1000, fault_rate=0.10, seed=568)
     with server.running(suite.world, config) as base:
         env = suite.env("faults", base)
         suite.build(env, "build-faults")

@@ -44,3 +44,13 @@ def test_gold_scores_count_tier_zero_as_not_an_antecedent() -> None:
     assert (scores.gold, scores.true_antecedents) == (3, 3)
     assert scores.precision == pytest.approx(1 / 3)
     assert scores.recall == pytest.approx(1 / 3)
+
+
+def test_rejected_by_counts_the_checks_that_failed_clean_briefs() -> None:
+    briefs = [
+        V.BriefOutcome(frozenset(), True, frozenset({"lexical", "retrieval"})),
+        V.BriefOutcome(frozenset(), True, frozenset({"retrieval"})),
+        V.BriefOutcome(frozenset({"leak_name"}), True, frozenset({"identity"})),
+        V.BriefOutcome(frozenset(), False, frozenset()),
+    ]
+    assert V.rejected_by(briefs) == {"lexical": 1, "retrieval": 2}
