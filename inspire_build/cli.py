@@ -27,6 +27,7 @@ from rich.table import Table
 
 from inspire_build import boundary_store, resolve, snapshot, sources, warehouse
 from inspire_build.config import Settings, get_settings
+from inspire_build.env.core import DEFAULT_BUDGET
 from inspire_build.errors import InputError, InspireError, InvalidIdError
 from inspire_build.http import HttpClient, SourceMode
 from inspire_build.ids import parse_any_id
@@ -905,7 +906,7 @@ def agent_run(
     split: SplitOption = "eval",
     version: VersionOption = None,
     backend: BackendOption = "local",
-    budget: BudgetOption = 20,
+    budget: BudgetOption = DEFAULT_BUDGET,
     policy: Annotated[
         Path | None,
         typer.Option(
@@ -957,7 +958,7 @@ def hindsight_build(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write into.")],
     split: SplitOption = "train",
     version: VersionOption = None,
-    budget: BudgetOption = 20,
+    budget: BudgetOption = DEFAULT_BUDGET,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Build a replay-checked demonstration per instance; write the chat SFT JSONL, the kept
@@ -1112,7 +1113,7 @@ def env_serve(
     split: SplitOption = "eval",
     version: VersionOption = None,
     backend: BackendOption = "local",
-    budget: BudgetOption = 20,
+    budget: BudgetOption = DEFAULT_BUDGET,
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8765,
     run_path: RunAppendOption = None,
     trajectories: TrajectoriesAppendOption = None,
@@ -1142,7 +1143,7 @@ def env_mcp(
     split: SplitOption = "eval",
     version: VersionOption = None,
     backend: BackendOption = "local",
-    budget: BudgetOption = 20,
+    budget: BudgetOption = DEFAULT_BUDGET,
     run_path: RunAppendOption = None,
     trajectories: TrajectoriesAppendOption = None,
     run_name: RunNameOption = None,

@@ -35,6 +35,7 @@ class SplitConfig(BaseModel):
     fields: tuple[str, ...] = ("Computer Science",)
     min_references: int = Field(default=10, ge=0)
     limit: int | None = Field(default=None, gt=0)
+    sample_seed: int = 0  # with a limit: the seed of the month-stratified sample of targets
 
     @model_validator(mode="after")
     def _window_is_ordered(self) -> SplitConfig:
@@ -79,6 +80,9 @@ class Settings(BaseSettings):
         default_factory=lambda: {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00)}
     )
     brief_attempts: int = Field(default=3, ge=1, le=10)
+    # A long bibliography is graded in parts, each prompt (rubric, target, its references) at
+    # most this many tokens by grading.estimate_tokens.
+    grade_part_tokens: int = Field(default=6000, ge=1000)
     audit_retrieval_k: int = Field(default=10, ge=1)
 
     # The information boundary (SPEC §9). The instance key keys instance IDs and cutoff offsets;

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from inspire_build import boundary, boundary_store
+from inspire_build import boundary, boundary_store, card, sampling
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError
 from inspire_build.splits import latest_version
@@ -285,7 +285,34 @@ def dataset_card(
     ]
     lines += [f"| {status} | {count:,} |" for status, count in sorted(funnel.items())]
     lines += [f"| instances in this version | {len(per_target):,} |", ""]
+    selected, made = _months(con, split, version)
+    lines += card.beside_paper(split, per_target, tiers, words, sum(selected.values()))
+    lines += card.per_month_table(selected, made)
     return "\n".join(lines + boundary_section(report))
+
+
+def _months(
+    con: duckdb.DuckDBPyConnection, split: str, version: str
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Per month of first public date: the split's selected targets (all but those over its
+    limit), and this version's instances."""
+    selected = [
+        day
+        for (day,) in con.execute(
+            "SELECT first_public_date FROM targets WHERE split = ? "
+            "AND reason NOT LIKE 'over the split''s limit%'",
+            [split],
+        ).fetchall()
+    ]
+    made = [
+        day
+        for (day,) in con.execute(
+            "SELECT t.first_public_date FROM instances i JOIN targets t "
+            "ON t.paper_id = i.target_id AND t.split = ? WHERE i.version_id = ?",
+            [split, version],
+        ).fetchall()
+    ]
+    return sampling.per_month(selected), sampling.per_month(made)
 
 
 def boundary_section(report: boundary_store.BoundaryReport) -> list[str]:

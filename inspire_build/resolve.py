@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
 
-from inspire_build import ids, warehouse
+from inspire_build import ids, sampling, warehouse
 from inspire_build.boundary import published_cutoff
 from inspire_build.config import Settings
 from inspire_build.cutoff import (
@@ -105,13 +105,18 @@ def select_targets(
 ) -> Selection:
     """Candidates from OpenAlex for a split; every one gets a status and a reason in ``targets``.
 
-    The first ``limit`` (or the split's limit) by first public date, then W-id, are selected;
-    the rest are recorded as excluded for being over the limit.
+    The first ``limit`` (or the split's limit) in :func:`sampling.selection_order` are
+    selected, a seeded sample stratified by month across the window; the rest are recorded as
+    excluded for being over the limit.
     """
     config = settings.split(split)
     limit = limit or config.limit
     works = openalex.list_works(client, openalex.candidate_filter(config))
-    works.sort(key=lambda w: (w.publication_date or dt.date.max, w.ids.openalex or ""))
+    order = sampling.selection_order(
+        [(w.ids.openalex or "", w.publication_date) for w in works], config.sample_seed
+    )
+    position_of = {key: position for position, key in enumerate(order)}
+    works.sort(key=lambda w: (position_of[w.ids.openalex or ""], w.ids.openalex or ""))
     rows, selected, statuses, records = [], [], Counter[str](), {}
     now = dt.datetime.now(dt.UTC)
     for position, work in enumerate(works):

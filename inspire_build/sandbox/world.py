@@ -28,6 +28,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from inspire_build.sampling import selection_order
+
 FIRST_DAY = dt.date(2012, 1, 1)
 LAST_DAY = dt.date(2026, 11, 30)
 WORLD_FILE, RECORDS_FILE, TRUTH_FILE = "world.json", "records.jsonl", "ground_truth.jsonl"
@@ -686,23 +688,25 @@ def _cite(
 def _make_hostile(config: WorldConfig, records: list[Record], topics: dict[str, list[str]]) -> None:
     """Mark the bad inputs: one target per TARGET_KINDS, one cited work per CITED_KINDS.
 
-    Targets are the first eval candidates in selection order (date, then W-id), so
+    Targets are the first eval candidates in selection order (``sampling.selection_order``
+    with the default seed 0), so
     ``--limit len(TARGET_KINDS)`` selects exactly them. Cited works come from their reference
     lists. Its own dice, so the rest of the world is the one the seed gives without hostility.
     """
     rng = random.Random(f"{config.seed}:hostile")
-    candidates = sorted(
-        (
-            r
-            for r in records
-            if r.publication_date >= EVAL_START
-            and r.field == FIELDS[0][0]
-            and r.arxiv
-            and len(r.references) >= 10
-            and not r.openalex_references_empty
-        ),
-        key=lambda r: (r.publication_date, r.openalex),
+    eligible = {
+        r.openalex: r
+        for r in records
+        if r.publication_date >= EVAL_START
+        and r.field == FIELDS[0][0]
+        and r.arxiv
+        and len(r.references) >= 10
+        and not r.openalex_references_empty
+    }
+    order = selection_order(
+        [(key, dt.date.fromisoformat(r.publication_date)) for key, r in eligible.items()], 0
     )
+    candidates = [eligible[key] for key in order]
     if len(candidates) < len(TARGET_KINDS):
         raise ValueError(f"a hostile world needs {len(TARGET_KINDS)} eval targets; add papers")
     targets = dict(zip(TARGET_KINDS, candidates, strict=False))

@@ -1,0 +1,87 @@
+"""Pure: the dataset card's figures beside the paper's Table 5, and targets per month."""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections.abc import Mapping, Sequence
+
+
+@dataclasses.dataclass(frozen=True)
+class Table5Row:
+    """One partition of the paper's Table 5 (appendix): its targets are its instances."""
+
+    targets: int
+    antecedents: int
+    median: float
+    t3: int
+    t2: int
+    t1: int
+    brief_words: float
+
+
+PAPER_TABLE5 = {
+    "train": Table5Row(1549, 10268, 7, 430, 2905, 6933, 183.4),
+    "eval": Table5Row(476, 3574, 10, 179, 1244, 2151, 179.3),
+}
+
+
+def _shares(t3: int, t2: int, t1: int) -> str:
+    total = t3 + t2 + t1
+    if not total:
+        return "- / - / -"
+    return " / ".join(f"{n / total:.1%}" for n in (t3, t2, t1))
+
+
+def beside_paper(
+    split: str,
+    per_instance: Sequence[int],
+    tiers: Mapping[int, int],
+    brief_words: Sequence[int],
+    selected: int,
+) -> list[str]:
+    """This build's Table 5 figures next to the paper's partition of the same name."""
+    paper = PAPER_TABLE5.get(split)
+    ours = [
+        f"{statistics.median(per_instance):g}" if per_instance else "-",
+        f"{statistics.fmean(per_instance):.2f}" if per_instance else "-",
+        _shares(tiers.get(3, 0), tiers.get(2, 0), tiers.get(1, 0)),
+        f"{statistics.fmean(brief_words):.1f}" if brief_words else "-",
+        f"{len(per_instance) / selected:.2f} ({len(per_instance)} of {selected})"
+        if selected
+        else "-",
+    ]
+    theirs = (
+        [
+            f"{paper.median:g}",
+            f"{paper.antecedents / paper.targets:.2f}",
+            _shares(paper.t3, paper.t2, paper.t1),
+            f"{paper.brief_words:.1f}",
+            "not reported",
+        ]
+        if paper
+        else ["-"] * 5
+    )
+    names = (
+        "antecedents per instance, median",
+        "antecedents per instance, mean",
+        "share of T3 / T2 / T1",
+        "brief words, mean",
+        "instances per selected target",
+    )
+    lines = [
+        "## Beside the paper's Table 5",
+        "",
+        f"| figure | this build | paper ({split}) |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {name} | {a} | {b} |" for name, a, b in zip(names, ours, theirs, strict=True)]
+    return [*lines, ""]
+
+
+def per_month_table(selected: Mapping[str, int], instances: Mapping[str, int]) -> list[str]:
+    """Selected targets and instances per month of the targets' first public date."""
+    lines = ["## Targets per month", "", "| month | selected | instances |", "|---|---|---|"]
+    for month in sorted(set(selected) | set(instances)):
+        lines.append(f"| {month} | {selected.get(month, 0)} | {instances.get(month, 0)} |")
+    return [*lines, ""]

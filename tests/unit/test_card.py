@@ -1,0 +1,28 @@
+"""The card's figures beside the paper's Table 5, hand-computed."""
+
+from __future__ import annotations
+
+from inspire_build import card
+
+
+def test_beside_the_papers_eval_row() -> None:
+    lines = card.beside_paper("eval", [4, 10, 12], {3: 1, 2: 7, 1: 12}, [170, 190], 6)
+    table = "\n".join(lines)
+    assert "| antecedents per instance, median | 10 | 10 |" in table
+    # ours: 26 / 3 = 8.67; the paper's: 3,574 / 476 = 7.51
+    assert "| antecedents per instance, mean | 8.67 | 7.51 |" in table
+    # ours: 1/20, 7/20, 12/20; the paper's: 179, 1,244, 2,151 of 3,574
+    assert "| share of T3 / T2 / T1 | 5.0% / 35.0% / 60.0% | 5.0% / 34.8% / 60.2% |" in table
+    assert "| brief words, mean | 180.0 | 179.3 |" in table
+    assert "| instances per selected target | 0.50 (3 of 6) | not reported |" in table
+
+
+def test_an_empty_build_and_an_unknown_split_print_dashes() -> None:
+    table = "\n".join(card.beside_paper("dev", [], {}, [], 0))
+    assert "| antecedents per instance, median | - | - |" in table
+    assert "| share of T3 / T2 / T1 | - / - / - | - |" in table
+
+
+def test_targets_per_month() -> None:
+    lines = card.per_month_table({"2025-01": 3, "2025-02": 1}, {"2025-01": 2})
+    assert lines[4:6] == ["| 2025-01 | 3 | 2 |", "| 2025-02 | 1 | 0 |"]
