@@ -220,6 +220,9 @@ _METHOD_NOUNS = ("Router", "Sampler", "Encoder", "Planner", "Indexer", "Solver",
 _METRICS = ("accuracy", "recall", "macro F1", "mean rank", "coverage")
 # Shares of antecedent tiers (T3, T2, T1), as in the paper's Table 5; the rest of a reference
 # list is tier 0. Median antecedents per work: 10 for eval-window works, 7 before it.
+# problem_terms: task, a, b, c, d (the field's lead sentence), two settings, two signals.
+FIRST_SETTING, SIGNALS = 5, (7, 8)
+PAPERS_PER_TOPIC = 400  # a field's size: a brief of its problem fits hundreds of works
 TIER_SHARES = (0.07, 0.35, 0.58)
 MEDIAN_ANTECEDENTS_EVAL, MEDIAN_ANTECEDENTS_TRAIN = 10, 7
 REFERENCES_PER_WORK = (28, 52)
@@ -369,6 +372,16 @@ def _problems(rng: random.Random, topics: dict[str, list[str]]) -> dict[str, tup
     return {topic: (rng.choice(_TASKS), *rng.sample(words, 4)) for topic, words in topics.items()}
 
 
+def _statement(terms: Sequence[str]) -> str:
+    """The problem statement: the field's lead sentence, then the work's own settings."""
+    task, a, b, c, d, first, second, e, f = terms
+    return (
+        f"{task.capitalize()} of {a} {b} remains unreliable when {c} and {d} interact. "
+        f"Current {task} pipelines break down when {second} meets {first}, "
+        f"and it is unclear how to keep {e} and {f} signals without losing {b} structure."
+    )
+
+
 def _work_truth(
     rng: random.Random, problem: tuple[str, ...], vocab: Sequence[str], stated: set[str]
 ) -> dict[str, Any]:
@@ -378,24 +391,21 @@ def _work_truth(
     names the problem fits them all); the next sentence is the work's own: the settings it
     faces and one more word, which single the work out.
     """
-    task, a, b, c, d = problem
     while True:  # no two works state one problem
         first, second = rng.sample(_SETTINGS, 2)
-        e = rng.choice([w for w in vocab if w not in problem])
-        statement = (
-            f"{task.capitalize()} of {a} {b} remains unreliable when {c} and {d} interact. "
-            f"Current {task} pipelines break down when {second} meets {first}, "
-            f"and it is unclear how to keep {e} signals without losing {b} structure."
-        )
+        # The work's own signals: coined words a citing work may take up.
+        terms = [*problem, first, second, _word(rng), _word(rng)]
+        statement = _statement(terms)
         if statement not in stated:
             stated.add(statement)
             break
     coined, noun = _word(rng).capitalize(), rng.choice(_METHOD_NOUNS)
     mechanism = rng.sample(_MECHANISMS, 3)
     adjective = rng.choice(_ADJECTIVES).capitalize()
+    task, a = problem[:2]
     return {
         "problem": statement,
-        "problem_terms": [task, a, b, c, d, first, second, e],
+        "problem_terms": terms,
         "method_name": f"{coined} {noun}",
         "acronym": (coined[:3] + noun[0]).upper(),
         "mechanism": mechanism,
@@ -407,7 +417,7 @@ def _work_truth(
 def generate(config: WorldConfig) -> World:
     """Build the world. Pure and deterministic in ``config``."""
     rng = random.Random(config.seed)
-    topics = _topics(rng, max(6, config.papers // 150))
+    topics = _topics(rng, max(4, config.papers // PAPERS_PER_TOPIC))
     problems = _problems(rng, topics)
     stated: set[str] = set()
     topic_fields = {
@@ -440,7 +450,7 @@ def generate(config: WorldConfig) -> World:
         )
     records.sort(key=lambda r: (r.publication_date, r.key))
     _cite(rng, config, records, topics)
-    _write_abstracts(rng, records)
+    _write_abstracts(rng, records, stated)
     if config.hostile:
         _make_hostile(config, records, topics)
     return World(config=config, topics=topics, records=records)
@@ -612,20 +622,50 @@ def _citations(
     return citations
 
 
-def _write_abstracts(rng: random.Random, records: list[Record]) -> None:
-    """Each work's abstract: its problem, its method (which takes its first mechanism from a T3
-    antecedent, when it has one: the central idea comes from it), then its results."""
+def _inherit_specifics(
+    rng: random.Random, record: Record, lenders: Sequence[tuple[Record, int]], stated: set[str]
+) -> None:
+    """A work faces a setting one antecedent faced and keeps signals of those it builds on
+    most (T3 or T2 first), so its own problem leads to them, unless that would state another
+    work's problem."""
+    usable = [(r, t) for r, t in lenders if len(r.problem_terms) == len(record.problem_terms)]
+    if not usable:
+        return
+    terms = list(record.problem_terms)
+    closest = [r for r, t in usable if t >= 2] or [r for r, _ in usable]
+    setting = rng.choice(usable)[0].problem_terms[FIRST_SETTING]
+    if setting != terms[FIRST_SETTING + 1]:
+        terms[FIRST_SETTING] = setting
+    for slot in SIGNALS:  # each from its own lender: a signal leads to the work that coined it
+        signal = rng.choice(closest).problem_terms[rng.choice(SIGNALS)]
+        if signal not in terms:
+            terms[slot] = signal
+    statement = _statement(terms)
+    if statement != record.problem and statement not in stated:
+        stated.discard(record.problem)
+        stated.add(statement)
+        record.problem, record.problem_terms = statement, terms
+
+
+def _write_abstracts(rng: random.Random, records: list[Record], stated: set[str]) -> None:
+    """Each work's abstract: its problem (whose specifics it shares with its antecedents), its
+    method (which takes its first mechanism from a T3 antecedent, when it has one: the central
+    idea comes from it), then its results."""
     by_key = {r.key: r for r in records}
     done: dict[str, Record] = {}
-    for record in records:  # in date order, so a cited work's mechanism is final
+    for record in records:  # in date order, so a cited work's truth is final
         if record.work in done:
             twin = done[record.work]
             record.mechanism, record.abstract = list(twin.mechanism), twin.abstract
+            record.problem, record.problem_terms = twin.problem, list(twin.problem_terms)
             continue
+        lenders = [(by_key[c.cites], c.tier) for c in record.references if c.tier > 0]
+        same_field = [(r, t) for r, t in lenders if r.topic == record.topic]
+        _inherit_specifics(rng, record, same_field, stated)
         foundations = [by_key[c.cites].mechanism[0] for c in record.references if c.tier == 3]
         inherited = [m for m in foundations if m not in record.mechanism][:1]
         record.mechanism = (inherited + record.mechanism)[:3]
-        task, a, *_, first, _second, _e = record.problem_terms
+        task, a, first = (record.problem_terms[i] for i in (0, 1, FIRST_SETTING))
         m = record.mechanism
         record.abstract = (
             f"{record.problem} We propose {record.method_name} ({record.acronym}), which combines "
