@@ -85,3 +85,25 @@ def per_month_table(selected: Mapping[str, int], instances: Mapping[str, int]) -
     for month in sorted(set(selected) | set(instances)):
         lines.append(f"| {month} | {selected.get(month, 0)} | {instances.get(month, 0)} |")
     return [*lines, ""]
+
+
+def method_section() -> list[str]:
+    """How the gold and the briefs were made: the rubric, tier 0 and the redaction rules."""
+    return [
+        "## How the gold and the briefs were made",
+        "",
+        "- Every eligible reference (public before the published cutoff) is graded: **T3** if "
+        "the target's method could not exist without it, **T2** if it is a component or "
+        "baseline the method builds on or compares against, **T1** if it is background that "
+        "shapes the problem, and **0** if it is not an antecedent (a passing mention, a dataset "
+        "used only for evaluation, a contrast). Only T1-T3 are qrels; tier-0 references stay "
+        "in the warehouse's `grades` with their rationale.",
+        "- A brief may not contain the target's coined names and acronyms (those its title or "
+        "method sentences define and no antecedent uses), its title's 4-grams (case-folded, "
+        "stop words never banned alone), its result numbers, or its antecedents' titles. It may "
+        "name the problem's field, including acronyms the antecedents share.",
+        "- Each brief passed four audits: lexical, identity (a model names the paper), "
+        "retrieval (bm25 over the warehouse) and a blind mechanism audit (a model guesses the "
+        "mechanism from the brief alone; a second call compares the guess with the abstract).",
+        "",
+    ]

@@ -26,3 +26,9 @@ def test_an_empty_build_and_an_unknown_split_print_dashes() -> None:
 def test_targets_per_month() -> None:
     lines = card.per_month_table({"2025-01": 3, "2025-02": 1}, {"2025-01": 2})
     assert lines[4:6] == ["| 2025-01 | 3 | 2 |", "| 2025-02 | 1 | 0 |"]
+
+
+def test_the_card_explains_the_rubric_tier_zero_and_the_redaction_rules() -> None:
+    text = "\n".join(card.method_section())
+    assert "**T3**" in text and "**0** if it is not an antecedent" in text
+    assert "coined names and acronyms" in text and "may name the problem's field" in text
