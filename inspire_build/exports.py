@@ -288,6 +288,7 @@ def dataset_card(
     selected, made = _months(con, split, version)
     lines += card.beside_paper(split, per_target, tiers, words, sum(selected.values()))
     lines += card.per_month_table(selected, made)
+    lines += card.method_section()
     return "\n".join(lines + boundary_section(report))
 
 
