@@ -1,13 +1,16 @@
 """The leakage audit: four checks per brief, each a recorded finding.
 
-- lexical: a redaction term (title 4-gram, coined name, antecedent title) or a number from the
-  abstract's result sentences appears in the brief;
+- lexical: a redaction term (title 4-gram, coined name or acronym, antecedent title; see
+  ``briefs``), matched as ``briefs.mentions`` matches it, or a number from the abstract's result
+  sentences appears in the brief;
 - identity: the LLM names the paper from the brief; a guess within ``IDENTITY_THRESHOLD``
   (rapidfuzz token_sort_ratio) of the target's title is a leak;
 - retrieval: the brief, searched with bm25 over the warehouse's corpus, ranks the target in the
   top k;
-- mechanism: the LLM guesses the solution and grades the overlap none/partial/full; "full" is a
-  leak, "partial" passes and is recorded, as the paper reports it.
+- mechanism, blind: first the LLM guesses the solution's mechanism from the brief alone (the
+  ``audit_mechanism_guess`` prompt never sees the abstract); then a second call compares that
+  guess with the abstract and grades the overlap none/partial/full (``audit_mechanism``). "full"
+  is a leak, "partial" passes and is recorded, as the paper reports it.
 """
 
 from __future__ import annotations
@@ -19,10 +22,18 @@ import duckdb
 from rapidfuzz import fuzz
 
 from inspire_build import warehouse
+from inspire_build.briefs import mentions
 from inspire_build.lineage import normalise_title
 from inspire_build.llm import LLM
 from inspire_build.llm_rules import split_abstract
-from inspire_build.models import AuditCheck, AuditFinding, IdentityGuess, LeakLevel, MechanismGuess
+from inspire_build.models import (
+    AuditCheck,
+    AuditFinding,
+    IdentityGuess,
+    LeakLevel,
+    MechanismGuess,
+    MechanismOverlap,
+)
 
 IDENTITY_THRESHOLD = 85.0
 _NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
@@ -37,10 +48,8 @@ def result_numbers(abstract: str) -> list[str]:
 def lexical(
     brief_id: str, brief: str, terms: Sequence[str], numbers: Sequence[str]
 ) -> AuditFinding:
-    text = f" {normalise_title(brief)} "
-    hits = [t for t in terms if t and f" {normalise_title(t)} " in text]
-    raw = f" {brief} "
-    hits += [n for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", raw)]
+    hits = [t for t in terms if mentions(brief, t)]
+    hits += [n for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", brief)]
     return AuditFinding(
         brief_id=brief_id,
         check=AuditCheck.LEXICAL,
@@ -65,26 +74,57 @@ def identity(llm: LLM, brief_id: str, brief: str, title: str) -> AuditFinding:
     )
 
 
+def retrieval_verdict(
+    ranked: Sequence[tuple[str, float]], target_id: str, k: int, margin: float
+) -> tuple[bool, str]:
+    """(leaked, detail) from the top ``k + 1`` results. The target in the top ``k`` leaks when
+    its score stands ``margin`` above the first paper outside the top k: a brief that singles
+    it out. Within that margin it is one of many papers the brief fits about as well (a field
+    of equally matching abstracts, ordered by their lengths), and it passes."""
+    ids = [paper_id for paper_id, _ in ranked[:k]]
+    if target_id not in ids:
+        return False, f"target not in the top {k}"
+    rank, score = ids.index(target_id) + 1, ranked[ids.index(target_id)][1]
+    outside = ranked[k][1] if len(ranked) > k else 0.0
+    above = score / outside - 1 if outside > 0 else float("inf")
+    if above > margin:
+        return True, f"target ranks {rank} of the top {k}, {above:.0%} above the next paper"
+    return False, (
+        f"target ranks {rank} of the top {k}, but only {above:.0%} above the next paper "
+        f"(within {margin:.0%}: the brief fits many papers as well)"
+    )
+
+
 def retrieval(
-    con: duckdb.DuckDBPyConnection, brief_id: str, brief: str, target_id: str, k: int
+    con: duckdb.DuckDBPyConnection,
+    brief_id: str,
+    brief: str,
+    target_id: str,
+    k: int,
+    margin: float = 0.0,
 ) -> AuditFinding:
-    ranked = [paper_id for paper_id, _ in warehouse.search(con, brief, k)]
-    rank = ranked.index(target_id) + 1 if target_id in ranked else None
+    leaked, detail = retrieval_verdict(warehouse.search(con, brief, k + 1), target_id, k, margin)
     return AuditFinding(
         brief_id=brief_id,
         check=AuditCheck.RETRIEVAL,
-        passed=rank is None,
-        level=LeakLevel.FULL if rank else LeakLevel.NONE,
-        detail=f"target ranks {rank} of the top {k}" if rank else f"target not in the top {k}",
+        passed=not leaked,
+        level=LeakLevel.FULL if leaked else LeakLevel.NONE,
+        detail=detail,
     )
 
 
 def mechanism(llm: LLM, brief_id: str, brief: str, abstract: str) -> AuditFinding:
-    guess = llm.complete("audit_mechanism", {"brief": brief, "abstract": abstract}, MechanismGuess)
+    """The blind mechanism audit: a guess from the brief alone, then the guess against the
+    abstract. The finding's detail records both."""
+    guess = llm.complete("audit_mechanism_guess", {"brief": brief}, MechanismGuess)
+    graded = llm.complete(
+        "audit_mechanism", {"guess": guess.mechanism, "abstract": abstract}, MechanismOverlap
+    )
     return AuditFinding(
         brief_id=brief_id,
         check=AuditCheck.MECHANISM,
-        passed=guess.overlap is not LeakLevel.FULL,
-        level=guess.overlap,
-        detail=f"{guess.overlap.value}: {guess.mechanism}",
+        passed=graded.overlap is not LeakLevel.FULL,
+        level=graded.overlap,
+        detail=f"{graded.overlap.value}: the guess {guess.mechanism!r} against the abstract: "
+        f"{graded.rationale}",
     )

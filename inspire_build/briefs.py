@@ -1,42 +1,174 @@
 """The brief step: a solution-redacted research brief from a target's title and abstract.
 
-The redaction list is given to the model and checked again afterwards (``audit.lexical``):
-every 4-gram of the target's title, its coined names and acronyms, and its antecedents' titles.
+The redaction list is given to the model and checked again afterwards (``audit.lexical``). It
+bans what gives the solution away, not the field:
+
+- the target's coined names and acronyms (:func:`coined_names`): those its title defines (the
+  head of a "Name: what it does" title, and tokens shaped like a name: MambaHSI, GPT-4, BERT)
+  and those its method sentences define ("We propose Solkar Router (SOLR)", "called X");
+  less every name and acronym that an antecedent's title or abstract uses too: a brief may
+  name the problem's field (CASSI, HSI), which the prior work shares;
+- every 4-gram of its title's words after case folding and stop-word removal
+  (:func:`title_ngrams`), so an all-caps title bans neither "FOR" nor any single word. A 4-gram
+  stays banned even when prior work uses it: four title words in a row point at the title (on
+  the sandbox's truthful endpoint, exempting shared 4-grams let planted title leaks through);
+- its antecedents' titles.
+
+The result numbers are checked beside the list (``audit.result_numbers``).
+
+A term is found in a text by :func:`mentions`: as whole words after case folding and stop-word
+removal; an acronym in capitals (TRIS) only as itself, so neither "tris" nor "trisolven" is a
+hit. No stop word is ever a term by itself.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Iterable, Sequence
 
 from inspire_build.lineage import normalise_title
 from inspire_build.llm import LLM
+from inspire_build.llm_rules import STOPWORDS, split_abstract
 from inspire_build.models import BriefDraft
 
 MIN_WORDS, TARGET_WORDS, MAX_WORDS = 120, 180, 250
 TITLE_NGRAM = 4
-# A coined name: an all-caps token (BERT), one with a digit (GPT-4), or mixed case (RoBERTa).
-_COINED = re.compile(r"\b(?:[A-Z]{2,}[\w-]*|\w*\d\w*[A-Za-z]\w*|[A-Za-z]+[a-z][A-Z]\w*)\b")
-_ACRONYM_IN_PARENS = re.compile(r"\(([A-Z][\w-]*[A-Z0-9][\w-]*)\)")
+TITLE_HEAD_WORDS = 4  # "Name: what it does": a head this short is the name
+ALL_CAPS_SHARE = 0.8  # a title whose words are this much in capitals is case-folded first
+_NON_WORD = re.compile(r"[^\w]+")
+# A token shaped like a coined name: all capitals (BERT), a digit (GPT-4) or an inner capital
+# (MambaHSI, RoBERTa).
+_SHAPED = re.compile(r"^(?:[A-Z]{2,}[\w-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*|[\w-]*[a-z][A-Z][\w-]*)$")
+_TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+_ACRONYM = re.compile(r"^[A-Z][A-Z0-9-]*[A-Z0-9]$")  # matched case and all, as itself
+_IN_PARENS = re.compile(r"\(\s*([^()\s,;]{2,})\s*\)")
+# A verb that defines a name ("We propose X", "a variant called X"), then its object.
+_DEFINES = re.compile(
+    r"\b(?:propose[sd]?|present(?:s|ed)?|introduce[sd]?|develop(?:s|ed)?|design(?:s|ed)?|"
+    r"call(?:s|ed)?|name[sd]?|dub(?:s|bed)?|term(?:ed)?|coin(?:s|ed)?)\s+(?P<object>[^,;:(.]*)",
+    re.IGNORECASE,
+)
+
+
+def words(text: str) -> list[str]:
+    """Case-folded, accent-free words of ``text``, without its stop words (brackets kept)."""
+    folded = unicodedata.normalize("NFKD", text)
+    folded = "".join(c for c in folded if not unicodedata.combining(c)).casefold()
+    return [w for w in _NON_WORD.split(folded) if w and w not in STOPWORDS]
+
+
+def _phrase(text: str) -> str:
+    return " ".join(words(text))
+
+
+def mentions(text: str, term: str) -> bool:
+    """Whether ``text`` contains ``term``: whole words after case folding and stop-word removal,
+    or, for an acronym in capitals, the acronym itself as a whole word."""
+    term = term.strip()
+    if _ACRONYM.match(term):
+        return re.search(rf"(?<![\w]){re.escape(term)}(?![\w])", text) is not None
+    phrase = _phrase(term)
+    return bool(phrase) and f" {phrase} " in f" {_phrase(text)} "
+
+
+def _all_caps(title: str) -> bool:
+    lettered = [t for t in _TOKEN.findall(title) if any(c.isalpha() for c in t)]
+    capital = [t for t in lettered if t.upper() == t]
+    return len(lettered) >= 2 and len(capital) >= ALL_CAPS_SHARE * len(lettered)
+
+
+def _folded(title: str) -> str:
+    """The title, case-folded when it is written in capitals."""
+    return title.casefold() if _all_caps(title) else title
 
 
 def title_ngrams(title: str, n: int = TITLE_NGRAM) -> list[str]:
-    words = normalise_title(title).split()
-    return [" ".join(words[i : i + n]) for i in range(len(words) - n + 1)] or (
-        [" ".join(words)] if len(words) >= 2 else []
+    """The ``n``-grams of the title's words after case folding and stop-word removal (the whole
+    title when it has fewer words, if it has at least two)."""
+    found = words(title)
+    return [" ".join(found[i : i + n]) for i in range(len(found) - n + 1)] or (
+        [" ".join(found)] if len(found) >= 2 else []
     )
 
 
-def coined_names(title: str, abstract: str) -> list[str]:
-    found = _COINED.findall(title) + _ACRONYM_IN_PARENS.findall(abstract)
-    return sorted({name for name in found if len(name) >= 2})
+def _name_runs(text: str) -> list[tuple[str, int]]:
+    """(run, where it ends) for each run of consecutive capitalised or name-shaped tokens. A
+    run's last token loses a lower-case hyphenated tail: "Mamba-based" names Mamba, while
+    "Tri-level Screening" stays whole."""
+    runs: list[tuple[str, int]] = []
+    current: list[re.Match[str]] = []
+
+    def close() -> None:
+        if current:
+            last = current[-1].group(0)
+            parts = last.split("-")
+            while len(parts) > 1 and parts[-1].islower():
+                parts.pop()
+            tokens = [m.group(0) for m in current[:-1]] + ["-".join(parts)]
+            runs.append((" ".join(tokens), current[-1].start() + len("-".join(parts))))
+            current.clear()
+
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if token[:1].isupper() or _SHAPED.match(token):
+            current.append(match)
+        else:
+            close()
+    close()
+    return runs
 
 
-def redactions(title: str, abstract: str, antecedent_titles: Sequence[str]) -> list[str]:
-    """Terms a brief must not contain: title 4-grams, coined names, antecedent titles."""
-    terms = [*title_ngrams(title), *coined_names(title, abstract)]
+def _candidates(title: str, abstract: str) -> list[str]:
+    """Names and acronyms the title or the method sentences define, before the antecedent
+    filter."""
+    folded = _folded(title)
+    found: list[str] = []
+    head, colon, _ = folded.partition(":")
+    if colon and 0 < len(head.split()) <= TITLE_HEAD_WORDS:
+        found.append(head.strip())
+    if folded == title:  # in capitals every word has a name's shape
+        found += [t for t in _TOKEN.findall(title) if _SHAPED.match(t)]
+    _, method = split_abstract(abstract)
+    for sentence in method:
+        for match in _IN_PARENS.finditer(sentence):
+            acronym = match.group(1)
+            if not (_SHAPED.match(acronym) or acronym[:1].isupper()):
+                continue
+            found.append(acronym)
+            before = sentence[: match.start()].rstrip()
+            found += [run for run, end in _name_runs(before)[-1:] if end == len(before)]
+        for match in _DEFINES.finditer(sentence):
+            found += [run for run, _ in _name_runs(match.group("object"))]
+    return found
+
+
+def coined_names(title: str, abstract: str, antecedent_texts: Iterable[str] = ()) -> list[str]:
+    """The coined names and acronyms the title or the method sentences define that no
+    antecedent text uses (stop words and single characters are never names)."""
+    shared = f" {' | '.join(_phrase(t) for t in antecedent_texts)} "
+    names: dict[str, str] = {}  # its words -> the name as first written
+    for name in _candidates(title, abstract):
+        name = name.strip(" -")
+        phrase = _phrase(name)
+        if len(phrase.replace(" ", "")) < 2 or phrase.isdigit() or f" {phrase} " in shared:
+            continue
+        names.setdefault(phrase, name)
+    return sorted(names.values())
+
+
+def redactions(
+    title: str,
+    abstract: str,
+    antecedent_titles: Sequence[str],
+    antecedent_abstracts: Sequence[str] = (),
+) -> list[str]:
+    """Terms a brief must not contain: coined names and acronyms (less those the antecedents'
+    titles and abstracts use too), title 4-grams and antecedent titles."""
+    texts = [*antecedent_titles, *antecedent_abstracts]
+    terms = [*title_ngrams(title), *coined_names(title, abstract, texts)]
     terms += [normalise_title(t) for t in antecedent_titles if len(t.split()) >= 3]
-    return sorted(set(terms))
+    return sorted({t for t in terms if _phrase(t)})
 
 
 def write_brief(

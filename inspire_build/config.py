@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     # most this many tokens by grading.estimate_tokens.
     grade_part_tokens: int = Field(default=6000, ge=1000)
     audit_retrieval_k: int = Field(default=10, ge=1)
+    # The target in the top k leaks only when its bm25 score stands this far above the first
+    # paper outside the top k (see audit.retrieval_verdict).
+    audit_retrieval_margin: float = Field(default=0.1, ge=0)
 
     # The information boundary (SPEC §9). The instance key keys instance IDs and cutoff offsets;
     # unset, each warehouse generates its own once. Set it (64 hex digits, from

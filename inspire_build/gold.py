@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -19,7 +19,7 @@ from inspire_build import audit, warehouse
 from inspire_build.batch import run_in_batches
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions, write_brief
 from inspire_build.config import Settings
-from inspire_build.grading import grade_antecedents
+from inspire_build.grading import grade_references
 from inspire_build.llm import LLM, Deferred, LLMError, OpenAIClient
 from inspire_build.llm_rules import RULES
 from inspire_build.models import AuditFinding, BriefStatus, TargetStatus
@@ -80,11 +80,18 @@ def load_inputs(con: duckdb.DuckDBPyConnection, target_id: str) -> Inputs:
     return Inputs(target_id, title or "", abstract or "", list(antecedents.values()))
 
 
+def redaction_terms(inputs: Inputs) -> list[str]:
+    """The target's redaction list, less what its antecedents' titles and abstracts share."""
+    titles = [str(a["title"]) for a in inputs.antecedents]
+    abstracts = [str(a["abstract"]) for a in inputs.antecedents]
+    return redactions(inputs.title, inputs.abstract, titles, abstracts)
+
+
 def brief_and_audit(
     llm: LLM, con: duckdb.DuckDBPyConnection, inputs: Inputs, settings: Settings
 ) -> tuple[list[dict[str, object]], list[AuditFinding], bool]:
     """Draft, audit, and redraft with the findings as feedback, up to ``brief_attempts``."""
-    terms = redactions(inputs.title, inputs.abstract, [a["title"] for a in inputs.antecedents])
+    terms = redaction_terms(inputs)
     numbers = audit.result_numbers(inputs.abstract)
     rows: list[dict[str, object]] = []
     findings: list[AuditFinding] = []
@@ -97,7 +104,14 @@ def brief_and_audit(
             checks = [
                 audit.lexical(brief_id, text, terms, numbers),
                 audit.identity(llm, brief_id, text, inputs.title),
-                audit.retrieval(con, brief_id, text, inputs.target_id, settings.audit_retrieval_k),
+                audit.retrieval(
+                    con,
+                    brief_id,
+                    text,
+                    inputs.target_id,
+                    settings.audit_retrieval_k,
+                    settings.audit_retrieval_margin,
+                ),
                 audit.mechanism(llm, brief_id, text, inputs.abstract),
             ]
         except Deferred:
@@ -205,36 +219,38 @@ def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id
         return Outcome(target_id, TargetStatus.EXCLUDED, why, len(briefs), 0)
     if accepted:
         try:
-            graded = grade_antecedents(llm, inputs.abstract, inputs.antecedents)
+            graded = grade_references(
+                llm, inputs.title, inputs.abstract, inputs.antecedents, settings.grade_part_tokens
+            )
         except Deferred:
             raise
-        except LLMError as error:  # e.g. antecedents still missing after the repair retry
-            warehouse.replace_where(
-                con, "grades", {"target_id": target_id}, [], ["target_id", "paper_id"]
-            )
+        except LLMError as error:  # e.g. references still missing after the repair retry
+            _write_grades(con, target_id, [], None)
             why = f"grading failed, so no antecedent is graded: {error}"
             return Outcome(target_id, TargetStatus.EXCLUDED, why, len(briefs), 0)
         rows = [
             {
                 "target_id": target_id,
                 "paper_id": paper_id,
-                "tier": int(tier),
-                "role": role.value,
-                "rationale": rationale,
+                "tier": int(grade.tier),
+                "role": grade.role.value if grade.role is not None else None,
+                "rationale": grade.rationale,
                 "backend": llm.backend,
                 "model": llm.model,
                 "prompt_hash": llm.prompt_hash("grade"),
             }
-            for paper_id, (tier, role, rationale) in sorted(graded.items())
+            for paper_id, grade in sorted(graded.items())
         ]
-        warehouse.replace_where(
-            con, "grades", {"target_id": target_id}, rows, ["target_id", "paper_id"]
-        )
-        grades = len(rows)
+        grades = sum(1 for g in graded.values() if g.is_antecedent)
+        _write_grades(con, target_id, rows, len(rows) - grades)
+        if not grades:
+            why = f"the grader found no antecedent among {len(rows)} eligible references"
+            return Outcome(target_id, TargetStatus.EXCLUDED, why, len(briefs), 0)
         outcome = Outcome(
             target_id,
             TargetStatus.ACCEPTED,
-            f"brief accepted on attempt {len(briefs)}; {grades} antecedents graded",
+            f"brief accepted on attempt {len(briefs)}; {grades} antecedents among "
+            f"{len(rows)} graded references",
             len(briefs),
             grades,
         )
@@ -247,6 +263,21 @@ def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id
             0,
         )
     return outcome
+
+
+def _write_grades(
+    con: duckdb.DuckDBPyConnection,
+    target_id: str,
+    rows: Sequence[Mapping[str, object]],
+    not_antecedents: int | None,
+) -> None:
+    """A target's grades, every tier, and its count of tier-0 references (None: not graded)."""
+    warehouse.replace_where(
+        con, "grades", {"target_id": target_id}, rows, ["target_id", "paper_id"]
+    )
+    warehouse.update_where(
+        con, "gold_completeness", {"not_antecedents": not_antecedents}, {"target_id": target_id}
+    )
 
 
 def _verdict(con: duckdb.DuckDBPyConnection, outcome: Outcome) -> None:
@@ -310,11 +341,18 @@ def audit_version(
     partial = 0
     for iid, target_id, brief in rows:
         inputs = load_inputs(con, target_id)
-        terms = redactions(inputs.title, inputs.abstract, [a["title"] for a in inputs.antecedents])
+        terms = redaction_terms(inputs)
         checks = [
             audit.lexical(iid, brief, terms, audit.result_numbers(inputs.abstract)),
             audit.identity(llm, iid, brief, inputs.title),
-            audit.retrieval(con, iid, brief, target_id, settings.audit_retrieval_k),
+            audit.retrieval(
+                con,
+                iid,
+                brief,
+                target_id,
+                settings.audit_retrieval_k,
+                settings.audit_retrieval_margin,
+            ),
             audit.mechanism(llm, iid, brief, inputs.abstract),
         ]
         partial += any(c.level.value == "partial" for c in checks if c.check.value == "mechanism")

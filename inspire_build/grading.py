@@ -1,61 +1,205 @@
-"""The grading step: one call per target grades all its eligible antecedents.
+"""The grading step: the grader decides which eligible references of a target are antecedents.
 
-The model must grade every input antecedent exactly once: the answer's schema lists the input
-IDs, and :func:`check_sheet` refuses a missing, repeated or invented one, which makes ``llm.py``
-repair the call once.
+Each eligible reference gets tier 3, 2, 1 or 0 (cited, but not an antecedent), a role when its
+tier is above 0, and a rationale at every tier (``prompts/grade.md`` holds the rubric).
+
+Long bibliographies are graded in **parts**: consecutive references, as many as fit one prompt
+of at most ``Settings.grade_part_tokens`` tokens by :func:`estimate_tokens`, the rubric and the
+target's title and abstract repeated in each part. In a part, references are addressed by their
+index (1..n). The answer's schema carries no enum of IDs and no count (providers cap enum sizes,
+and some reject ``minItems``/``maxItems`` in strict mode), so :func:`check_sheet` refuses a
+missing, repeated or invented index, a tier above 0 without a role, or an empty rationale; that
+makes ``llm.py`` repair the call once, and a part still wrong fails the target's grading.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-import pydantic
+from inspire_build.llm import LLM, Deferred, Prompt
+from inspire_build.models import GradeSheet, Role, Tier
 
-from inspire_build.llm import LLM
-from inspire_build.models import AntecedentGrade, GradeSheet, Role, Tier
-
-
-def sheet_model(antecedent_ids: Sequence[str]) -> type[GradeSheet]:
-    """A GradeSheet whose ``id`` may only be one of these antecedents, and as many grades."""
-    id_type: Any = Literal[tuple(antecedent_ids)]
-    item: Any = pydantic.create_model("Grade", __base__=AntecedentGrade, id=(id_type, ...))
-    count = len(antecedent_ids)
-    grades: Any = (tuple[item, ...], pydantic.Field(min_length=count, max_length=count))
-    sheet: type[GradeSheet] = pydantic.create_model(
-        "GradeSheet", __base__=GradeSheet, grades=grades
-    )
-    return sheet
+TOKENS_PER_WORD = 1.3  # as the sandbox's OpenAI endpoint counts
+CHARS_PER_TOKEN = 4
+_WORD = re.compile(r"\w+")
+_PLACEHOLDER_INDEX = 9999  # sizes a reference at an index wider than any part's
+_MIN_ABSTRACT_WORDS = 20  # a trimmed reference keeps at least this much of its abstract
 
 
-def check_sheet(sheet: GradeSheet, antecedent_ids: Sequence[str]) -> None:
-    """Every antecedent graded exactly once; raises ValueError naming what is wrong."""
-    given = Counter(g.id for g in sheet.grades)
-    wanted = set(antecedent_ids)
+@dataclasses.dataclass(frozen=True)
+class Graded:
+    """One reference's grade: ``role`` is None exactly at tier 0."""
+
+    tier: Tier
+    role: Role | None
+    rationale: str
+
+    @property
+    def is_antecedent(self) -> bool:
+        return self.tier is not Tier.T0
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token count: the larger of 1.3 per word and 4 characters per token."""
+    words = len(_WORD.findall(text))
+    return max(math.ceil(round(words * TOKENS_PER_WORD, 6)), math.ceil(len(text) / CHARS_PER_TOKEN))
+
+
+def shown(reference: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """What the prompt shows of a reference: never its ID, which the answer cannot echo."""
+    contexts = [str(c) for c in reference.get("contexts") or []]
+    return {
+        "index": index,
+        "title": str(reference.get("title") or ""),
+        "abstract": str(reference.get("abstract") or ""),
+        "contexts": contexts,
+        "intents": [str(i) for i in reference.get("intents") or []],
+        "influential": bool(reference.get("influential")),
+        "mentions": int(reference.get("mentions", len(contexts))),
+    }
+
+
+def part_context(
+    title: str, abstract: str, references: Sequence[Mapping[str, Any]], part: int, parts: int
+) -> dict[str, Any]:
+    """The ``grade`` prompt's context for one part: references indexed 1..n."""
+    return {
+        "title": title,
+        "abstract": abstract,
+        "part": part,
+        "parts": parts,
+        "references": [shown(r, i) for i, r in enumerate(references, 1)],
+    }
+
+
+def _trimmed(reference: Mapping[str, Any], fits: Any) -> dict[str, Any]:
+    """A reference too long for a part of its own: its contexts, then its abstract, halved until
+    it fits (``mentions`` keeps the full count of its contexts)."""
+    item = {**reference, "mentions": len(reference.get("contexts") or [])}
+    while not fits(item):
+        contexts, words = list(item.get("contexts") or []), str(item.get("abstract") or "").split()
+        if len(contexts) > 1:
+            item["contexts"] = contexts[: len(contexts) // 2]
+        elif len(words) > _MIN_ABSTRACT_WORDS:
+            item["abstract"] = " ".join(words[: len(words) // 2]) + " ..."
+        else:
+            break  # nothing left to cut: the part is over budget, and still graded
+    return item
+
+
+def plan_parts(
+    prompt: Prompt,
+    title: str,
+    abstract: str,
+    references: Sequence[Mapping[str, Any]],
+    budget: int,
+) -> list[list[dict[str, Any]]]:
+    """Consecutive references in parts whose rendered prompt fits ``budget`` tokens.
+
+    Each reference is sized once (its prompt alone, less the empty prompt); parts are packed
+    greedily, then each is rendered and halved again should the sum have underestimated it. A
+    reference too long even alone is trimmed (:func:`_trimmed`) and graded in a part of its own.
+    """
+
+    def tokens(items: Sequence[Mapping[str, Any]], index: int = 1) -> int:
+        context = part_context(title, abstract, [], _PLACEHOLDER_INDEX, _PLACEHOLDER_INDEX)
+        context["references"] = [shown(r, index + i) for i, r in enumerate(items)]
+        return estimate_tokens(prompt.render(context))
+
+    base = tokens([])
+    items = [
+        _trimmed(r, lambda item: tokens([item], _PLACEHOLDER_INDEX) <= budget) for r in references
+    ]
+    costs = [tokens([item], _PLACEHOLDER_INDEX) - base for item in items]
+    packed: list[list[dict[str, Any]]] = []
+    used = budget  # forces a first part
+    for item, cost in zip(items, costs, strict=True):
+        if used + cost > budget:
+            packed.append([])
+            used = base
+        packed[-1].append(item)
+        used += cost
+    parts: list[list[dict[str, Any]]] = []
+    while packed:
+        part = packed.pop(0)
+        if len(part) > 1 and tokens(part) > budget:
+            half = len(part) // 2
+            packed[:0] = [part[:half], part[half:]]
+        else:
+            parts.append(part)
+    return parts
+
+
+def check_sheet(sheet: GradeSheet, count: int) -> None:
+    """Indexes 1..count each graded once, a role exactly above tier 0 (a role given at tier 0
+    is ignored), and a rationale at every tier; raises ValueError naming what is wrong."""
+    given = Counter(g.index for g in sheet.grades)
+    wanted = set(range(1, count + 1))
     missing = sorted(wanted - set(given))
     invented = sorted(set(given) - wanted)
     repeated = sorted(i for i, n in given.items() if n > 1)
+    problems = []
     if missing or invented or repeated:
-        raise ValueError(
-            f"grade every antecedent exactly once: missing {missing}, "
+        problems.append(
+            f"grade every reference exactly once by its index 1-{count}: missing {missing}, "
             f"invented {invented}, repeated {repeated}"
         )
+    roleless = sorted(g.index for g in sheet.grades if g.tier is not Tier.T0 and g.role is None)
+    if roleless:
+        problems.append(f"a tier above 0 needs a role: indexes {roleless}")
+    silent = sorted(g.index for g in sheet.grades if not g.rationale.strip())
+    if silent:
+        problems.append(f"every grade needs a rationale: indexes {silent}")
+    if problems:
+        raise ValueError("; ".join(problems))
 
 
-def grade_antecedents(
-    llm: LLM, abstract: str, antecedents: Sequence[Mapping[str, Any]]
-) -> dict[str, tuple[Tier, Role, str]]:
-    """Antecedent id -> (tier, role, rationale). ``antecedents`` carry id, title, abstract,
-    contexts, intents and influential."""
-    ids = [str(a["id"]) for a in antecedents]
+def grade_references(
+    llm: LLM,
+    title: str,
+    abstract: str,
+    references: Sequence[Mapping[str, Any]],
+    budget: int,
+) -> dict[str, Graded]:
+    """Reference id -> its grade, over every part. ``references`` carry id, title, abstract,
+    contexts, intents and influential; each id once.
+
+    In batch mode every part's request is collected before :class:`Deferred` is raised, so a
+    long bibliography waits for one batch round, not one per part.
+    """
+    ids = [str(r["id"]) for r in references]
+    if len(set(ids)) != len(ids):
+        raise ValueError(
+            f"references repeat an id: {sorted(i for i, n in Counter(ids).items() if n > 1)}"
+        )
     if not ids:
         return {}
-    model = sheet_model(ids)
-    sheet = llm.complete(
-        "grade",
-        {"abstract": abstract, "antecedents": list(antecedents)},
-        model,
-        validate=lambda s: check_sheet(s, ids),
-    )
-    return {g.id: (Tier(g.tier), Role(g.role), g.rationale) for g in sheet.grades}
+    parts = plan_parts(llm.prompts["grade"], title, abstract, references, budget)
+    graded: dict[str, Graded] = {}
+    deferred: Deferred | None = None
+    for number, part in enumerate(parts, 1):
+        context = part_context(title, abstract, part, number, len(parts))
+        try:
+            sheet = llm.complete(
+                "grade",
+                context,
+                GradeSheet,
+                validate=functools.partial(check_sheet, count=len(part)),
+            )
+        except Deferred as waiting:
+            deferred = waiting
+            continue
+        by_index = {g.index: g for g in sheet.grades}
+        for index, reference in enumerate(part, 1):
+            grade = by_index[index]
+            role = None if grade.tier is Tier.T0 else grade.role
+            graded[str(reference["id"])] = Graded(Tier(grade.tier), role, grade.rationale.strip())
+    if deferred is not None:
+        raise deferred
+    return graded

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import json
 import re
@@ -78,10 +79,16 @@ class Prompt:
         return hashlib.sha256(self.source.encode()).hexdigest()[:16]
 
     def render(self, context: Mapping[str, Any]) -> str:
-        environment = jinja2.Environment(
-            autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True
-        )
-        return environment.from_string(self.source).render(**context).strip()
+        return _template(self.source).render(**context).strip()
+
+
+@functools.lru_cache(maxsize=64)
+def _template(source: str) -> jinja2.Template:
+    """A template compiled once per source (grading renders one per part and per reference)."""
+    environment = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True
+    )
+    return environment.from_string(source)
 
 
 def load_prompts(folder: Path = PROMPTS_DIR) -> dict[str, Prompt]:
@@ -197,7 +204,10 @@ class LLM:
                     validate(answer)
                 return answer
             except ValueError:
-                pass  # a logged answer that fails today's check is asked again
+                # A logged answer that fails today's check (a batch's answer is checked only
+                # against the schema) is asked again, directly: a batch would answer the same
+                # request the same way, and only a direct call has the repair retry.
+                self.direct.add(key)
         if self.collecting and self.backend == "openai" and key not in self.direct:
             body = self.request_body(text, output_model)
             self.pending[key] = (body, output_model, prompt_name, input_hash)

@@ -7,11 +7,17 @@ It does real work, with every threshold stated here:
   constraints and goal whose wording varies by target, with every redaction term removed (see
   :func:`brief`). It reads only the title and abstract.
 - ``audit_identity``: a lexical guess at the title: the brief's eight rarest content words.
-- ``audit_mechanism``: the share of the abstract's solution-only words the brief repeats:
+- ``audit_mechanism_guess``: a guess from the brief's words alone: its topic words.
+- ``audit_mechanism``: the share of the abstract's solution-only words the guess repeats:
   under 0.2 is "none", under 0.5 "partial", else "full".
-- ``grade``: citation signals. T3 when the reference is influential and either has a
-  methodology intent or at least ``T3_MENTIONS`` mentions; T2 when it has a methodology intent,
-  is influential, or has at least ``T2_MENTIONS`` mentions; T1 otherwise.
+- ``grade``: citation signals (mentions, intents, isInfluential), with tier 0 for a reference
+  the target barely uses. T3 when the reference is influential and either has a methodology
+  intent or at least ``T3_MENTIONS`` mentions; T2 when it has a methodology intent, is
+  influential, or has a result intent and at least ``T2_RESULT_MENTIONS`` mentions (a baseline
+  compared against repeatedly); T1 when it has at least ``T1_MENTIONS`` mentions (background
+  the text returns to); else 0: at most one mention, no methodology intent, not influential (a
+  passing mention, a single background or results citation such as an evaluation dataset, or
+  no signal at all). T3 needs the rarest signal, isInfluential, so it stays the rarest tier.
 """
 
 from __future__ import annotations
@@ -30,12 +36,14 @@ from inspire_build.models import (
     IdentityGuess,
     LeakLevel,
     MechanismGuess,
+    MechanismOverlap,
     Role,
     Tier,
 )
 
 T3_MENTIONS = 3
-T2_MENTIONS = 2
+T2_RESULT_MENTIONS = 2
+T1_MENTIONS = 2
 MECHANISM_PARTIAL, MECHANISM_FULL = 0.2, 0.5
 BRIEF_MIN_WORDS = 120
 RETRIEVAL_FALLBACK_WORDS = 3  # after a retrieval leak, a brief names only the first few
@@ -177,6 +185,7 @@ INJECTION = re.compile(
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[\w-]+")
+_TERM_WORD = re.compile(r"[^\W_]+")
 
 
 def sentences(text: str) -> list[str]:
@@ -204,10 +213,15 @@ def topic_words(text: str) -> list[str]:
 
 
 def redact(text: str, terms: Sequence[str]) -> str:
-    """Remove every term (case-insensitive, whole words), longest first."""
+    """Remove every term (case-insensitive, whole words, stop words between its words
+    allowed, as the lexical audit matches), longest first. A term of stop words alone is no
+    term."""
+    gap = r"\W+(?:(?:" + "|".join(sorted(STOPWORDS)) + r")\W+)*"
     for term in sorted({t for t in terms if t.strip()}, key=len, reverse=True):
-        pattern = r"\b" + r"\W+".join(re.escape(part) for part in term.split()) + r"\b"
-        text = re.sub(pattern, "this approach", text, flags=re.IGNORECASE)
+        parts = [w for w in _TERM_WORD.findall(term) if w.lower() not in STOPWORDS]
+        if parts:
+            pattern = r"\b" + gap.join(re.escape(part) for part in parts) + r"\b"
+            text = re.sub(pattern, "this approach", text, flags=re.IGNORECASE)
     return text
 
 
@@ -283,13 +297,22 @@ def audit_identity(context: Mapping[str, Any]) -> IdentityGuess:
     return IdentityGuess(title=" ".join(rare))
 
 
-def audit_mechanism(context: Mapping[str, Any]) -> MechanismGuess:
-    brief_text = str(context.get("brief") or "")
+def audit_mechanism_guess(context: Mapping[str, Any]) -> MechanismGuess:
+    """A guess from the brief alone: its topic words, in order, each once."""
+    guessed = list(dict.fromkeys(topic_words(str(context.get("brief") or ""))))
+    return MechanismGuess(mechanism=", ".join(guessed) or "(no guess)")
+
+
+def audit_mechanism(context: Mapping[str, Any]) -> MechanismOverlap:
+    """The guess against the abstract: the share of its solution-only words the guess has."""
+    guess = str(context.get("guess") or "")
     problem, solution = split_abstract(str(context.get("abstract") or ""))
     solution_only = set(content_words(" ".join(solution))) - set(content_words(" ".join(problem)))
     if not solution_only:
-        return MechanismGuess(mechanism="no solution sentences to compare", overlap=LeakLevel.NONE)
-    shared = solution_only & set(content_words(brief_text))
+        return MechanismOverlap(
+            overlap=LeakLevel.NONE, rationale="no solution sentences to compare"
+        )
+    shared = solution_only & set(content_words(guess))
     share = len(shared) / len(solution_only)
     level = (
         LeakLevel.NONE
@@ -298,13 +321,15 @@ def audit_mechanism(context: Mapping[str, Any]) -> MechanismGuess:
         if share < MECHANISM_FULL
         else LeakLevel.FULL
     )
-    guess = ", ".join(sorted(shared)) or "nothing specific"
-    return MechanismGuess(
-        mechanism=f"{share:.2f} of the solution-only words: {guess}", overlap=level
+    found = ", ".join(sorted(shared)) or "nothing specific"
+    return MechanismOverlap(
+        overlap=level, rationale=f"the guess has {share:.2f} of the solution-only words: {found}"
     )
 
 
-def _role(item: Mapping[str, Any], tier: Tier) -> Role:
+def _role(item: Mapping[str, Any], tier: Tier) -> Role | None:
+    if tier is Tier.T0:
+        return None
     title = str(item.get("title") or "").lower()
     intents = set(item.get("intents") or [])
     contexts = " ".join(item.get("contexts") or []).lower()
@@ -319,29 +344,39 @@ def _role(item: Mapping[str, Any], tier: Tier) -> Role:
     return Role.BACKGROUND
 
 
+def grade_tier(mentions: int, intents: Sequence[str], influential: bool) -> Tier:
+    """The tier the citation signals give (thresholds in the module docstring)."""
+    methodology, result = "methodology" in intents, "result" in intents
+    if influential and (methodology or mentions >= T3_MENTIONS):
+        return Tier.T3
+    if methodology or influential or (result and mentions >= T2_RESULT_MENTIONS):
+        return Tier.T2
+    if mentions >= T1_MENTIONS:
+        return Tier.T1
+    return Tier.T0
+
+
 def grade(context: Mapping[str, Any]) -> GradeSheet:
+    """Each reference of the part, by its index, graded from its citation signals."""
     grades = []
-    for item in context.get("antecedents") or []:
-        mentions = len(item.get("contexts") or [])
-        methodology = "methodology" in (item.get("intents") or [])
+    for item in context.get("references") or []:
+        contexts = item.get("contexts") or []
+        mentions = int(item.get("mentions", len(contexts)))
+        intents = [str(i) for i in item.get("intents") or []]
         influential = bool(item.get("influential"))
-        if influential and (methodology or mentions >= T3_MENTIONS):
-            tier = Tier.T3
-        elif methodology or influential or mentions >= T2_MENTIONS:
-            tier = Tier.T2
-        else:
-            tier = Tier.T1
+        tier = grade_tier(mentions, intents, influential)
         signals = [f"{mentions} citation context(s)"]
-        if item.get("intents"):
-            signals.append("intents " + "/".join(item["intents"]))
+        if intents:
+            signals.append("intents " + "/".join(intents))
         if influential:
             signals.append("marked influential")
+        verdict = "not an antecedent" if tier is Tier.T0 else f"tier {int(tier)}"
         grades.append(
             AntecedentGrade(
-                id=str(item["id"]),
+                index=int(item["index"]),
                 tier=tier,
                 role=_role(item, tier),
-                rationale=f"Graded from {', '.join(signals)}.",
+                rationale=f"Graded {verdict} from {', '.join(signals)}.",
             )
         )
     return GradeSheet(grades=tuple(grades))
@@ -350,6 +385,7 @@ def grade(context: Mapping[str, Any]) -> GradeSheet:
 RULES: dict[str, RulesFunction] = {
     "brief": brief,
     "audit_identity": audit_identity,
+    "audit_mechanism_guess": audit_mechanism_guess,
     "audit_mechanism": audit_mechanism,
     "grade": grade,
 }

@@ -11,7 +11,14 @@ import datetime as dt
 from collections.abc import Mapping
 from enum import IntEnum, StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 from inspire_build import ids
 
@@ -82,8 +89,14 @@ class LeakLevel(StrEnum):
 
 
 class Tier(IntEnum):
-    """Antecedent grade; the value is also the default linear gain (T3=3, T2=2, T1=1)."""
+    """A reference's grade; the value is also the default linear gain (T3=3, T2=2, T1=1).
 
+    T0 is a cited reference that is not an antecedent (a passing mention, a dataset used only
+    for evaluation, a contrast): it stays in ``grades`` with its rationale, and is never a qrel,
+    never gold, and has gain 0.
+    """
+
+    T0 = 0
     T1 = 1
     T2 = 2
     T3 = 3
@@ -248,16 +261,23 @@ class AuditFinding(Record):
 
 
 class Grade(Record):
-    """An antecedent's tier and role for one target, with the grader's rationale."""
+    """An eligible reference's tier for one target, with the grader's rationale; a role only
+    above tier 0 (an antecedent), none at tier 0."""
 
     target_id: str
     paper_id: str
     tier: Tier
-    role: Role
-    rationale: str
+    role: Role | None = None
+    rationale: str = Field(min_length=1)
     backend: str
     model: str
     prompt_hash: str
+
+    @model_validator(mode="after")
+    def _role_only_above_tier_zero(self) -> Grade:
+        if (self.role is None) != (self.tier is Tier.T0):
+            raise ValueError("a grade has a role exactly when its tier is above 0")
+        return self
 
 
 class Instance(Record):
@@ -302,23 +322,34 @@ class IdentityGuess(Record):
 
 
 class MechanismGuess(Record):
-    """The ``audit_mechanism`` prompt's answer."""
+    """The ``audit_mechanism_guess`` prompt's answer: the mechanism guessed from a brief alone."""
 
     mechanism: str
+
+
+class MechanismOverlap(Record):
+    """The ``audit_mechanism`` prompt's answer: how much of the paper's method a guess has."""
+
     overlap: LeakLevel
+    rationale: str
 
 
 class AntecedentGrade(Record):
-    """One antecedent's grade, as the ``grade`` prompt returns it."""
+    """One reference's grade, as the ``grade`` prompt returns it, addressed by the reference's
+    index in its part (1..n). ``role`` is null at tier 0.
 
-    id: str
+    The schema carries no count, enum of IDs or length limit (providers cap enum sizes and some
+    reject those keywords in strict mode): ``grading.check_sheet`` checks them instead.
+    """
+
+    index: int
     tier: Tier
-    role: Role
-    rationale: str = Field(min_length=1)
+    role: Role | None
+    rationale: str
 
 
 class GradeSheet(Record):
-    """The ``grade`` prompt's answer: every input antecedent exactly once."""
+    """The ``grade`` prompt's answer: every reference of the part exactly once."""
 
     grades: tuple[AntecedentGrade, ...]
 
@@ -338,6 +369,7 @@ ALL_MODELS: tuple[type[Record], ...] = (
     BriefDraft,
     IdentityGuess,
     MechanismGuess,
+    MechanismOverlap,
     AntecedentGrade,
     GradeSheet,
 )

@@ -33,7 +33,9 @@ def config_hash(settings: Settings, split: str) -> str:
         "model": model,
         "prompts": prompts,
         "brief_attempts": settings.brief_attempts,
+        "grade_part_tokens": settings.grade_part_tokens,
         "audit_retrieval_k": settings.audit_retrieval_k,
+        "audit_retrieval_margin": settings.audit_retrieval_margin,
         "cutoff_jitter_days": settings.cutoff_jitter_days,
         "code": __version__,
     }
@@ -58,8 +60,10 @@ def write_version(
     ).fetchall()
     instances, qrels = [], []
     for target_id, cutoff, brief_id, text in accepted:
+        # Only antecedents (tiers 1-3) are gold; tier-0 references stay in ``grades`` alone.
         grades = con.execute(
-            "SELECT paper_id, tier, role FROM grades WHERE target_id = ? ORDER BY paper_id",
+            "SELECT paper_id, tier, role FROM grades WHERE target_id = ? AND tier > 0 "
+            "ORDER BY paper_id",
             [target_id],
         ).fetchall()
         iid = boundary.instance_id(key, version, target_id)

@@ -24,9 +24,9 @@ CREATE TABLE eval_runs(run_id VARCHAR PRIMARY KEY, version_id VARCHAR, "name" VA
 
 CREATE TABLE eval_scores(run_id VARCHAR, instance_id VARCHAR, metric VARCHAR, "value" DOUBLE, ci_low DOUBLE, ci_high DOUBLE, PRIMARY KEY(run_id, instance_id, metric));
 
-CREATE TABLE gold_completeness(target_id VARCHAR PRIMARY KEY, references_seen INTEGER NOT NULL, resolved INTEGER NOT NULL, dated INTEGER NOT NULL, eligible INTEGER NOT NULL, after_cutoff INTEGER NOT NULL, dated_after_target INTEGER NOT NULL, no_date INTEGER NOT NULL, unresolved INTEGER NOT NULL, self INTEGER NOT NULL, sources VARCHAR[] NOT NULL, updated_at TIMESTAMP WITH TIME ZONE NOT NULL);
+CREATE TABLE gold_completeness(target_id VARCHAR PRIMARY KEY, references_seen INTEGER NOT NULL, resolved INTEGER NOT NULL, dated INTEGER NOT NULL, eligible INTEGER NOT NULL, after_cutoff INTEGER NOT NULL, dated_after_target INTEGER NOT NULL, no_date INTEGER NOT NULL, unresolved INTEGER NOT NULL, self INTEGER NOT NULL, sources VARCHAR[] NOT NULL, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, not_antecedents INTEGER);
 
-CREATE TABLE grades(target_id VARCHAR, paper_id VARCHAR, tier INTEGER NOT NULL, "role" VARCHAR NOT NULL, rationale VARCHAR NOT NULL, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, CHECK((tier BETWEEN 1 AND 3)), PRIMARY KEY(target_id, paper_id));
+CREATE TABLE grades(target_id VARCHAR, paper_id VARCHAR, tier INTEGER NOT NULL, "role" VARCHAR, rationale VARCHAR NOT NULL, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, CHECK((tier BETWEEN 0 AND 3)), CHECK((rationale != '')), PRIMARY KEY(target_id, paper_id), CHECK(((tier = 0) = ("role" IS NULL))));
 
 CREATE TABLE instance_key(key_id VARCHAR PRIMARY KEY, secret_hex VARCHAR NOT NULL, origin VARCHAR NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL);
 

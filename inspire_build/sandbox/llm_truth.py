@@ -1,4 +1,4 @@
-"""Truthful answers to the pipeline's four prompts, read from the sandbox world's truth.
+"""Truthful answers to the pipeline's five prompts, read from the sandbox world's truth.
 
 The emulated OpenAI endpoint asks :meth:`Truth.answer` first; it recognises a prompt by the
 first line of its template in ``prompts/`` and answers from the world:
@@ -8,11 +8,20 @@ first line of its template in ``prompts/`` and answers from the world:
   context, constraints and goal, 120-250 words, free of the method name, acronym, mechanism
   words, result numbers, title 4-grams and the prompt's redaction terms;
 - ``audit_identity``: the title of the record whose method name, acronym (a whole word) or
-  normalised title 4-grams the brief carries, else the title of another, seeded, record;
-- ``audit_mechanism``: "full" when the brief names the target's method or acronym, states a
-  result number or uses two mechanism words; "partial" for one mechanism word; else "none";
-- ``grade``: each antecedent's true tier and role, with noise. A schema whose tier enum lacks
-  0 forces a true tier 0 to tier 1 (recorded as ``forced``).
+  title 4-grams (normalised, stop words removed) the brief carries, else the title of another,
+  seeded, record;
+- ``audit_mechanism_guess`` (the brief alone): a method built on what the brief reveals of any
+  record's solution (method names, acronyms, numbers, mechanism words), else a generic wrong
+  guess;
+- ``audit_mechanism`` (the guess against the abstract): "full" when the guess names the
+  target's method or acronym, states a result number or has two of its mechanism words;
+  "partial" for one mechanism word; else "none";
+- ``grade``: each reference of the part, by its index, with its true tier (0 included) and
+  role, with noise. A reference is found by its normalised title among the target's cited
+  works (a title the target does not cite gets a guess, ``unknown``); a schema whose tier enum
+  lacks 0 forces a true tier 0 to tier 1 (``forced``); a schema whose role may be null gets
+  null at tier 0. A grade prompt whose target is not in the world is still answered, each
+  reference a guess: a schema-driven answer could not know the indexes.
 
 Failures are planted at the seeded rates of :class:`TruthRates`. Every choice comes from
 ``(seed, sha256 of the whole prompt)``: a repeat gets the same answer, a redraft (its prompt
@@ -36,9 +45,10 @@ from typing import Any
 
 from inspire_build.config import PROJECT_ROOT
 from inspire_build.lineage import normalise_title
+from inspire_build.llm_rules import STOPWORDS
 from inspire_build.sandbox.world import Citation, Record, World
 
-PROMPT_KINDS = ("brief", "audit_identity", "audit_mechanism", "grade")
+PROMPT_KINDS = ("brief", "audit_identity", "audit_mechanism_guess", "audit_mechanism", "grade")
 BRIEF_PLANTS = (
     "leak_name",
     "leak_acronym",
@@ -131,7 +141,7 @@ class TruthRates:
     """Seeded rates of the failures the truthful endpoint plants.
 
     Brief leaks and ``bad_length`` are per brief, each rolled on its own; ``refusal`` and
-    ``invalid_json`` per answer of any of the four prompts; ``drop_grade`` per grade sheet;
+    ``invalid_json`` per answer of any of the five prompts; ``drop_grade`` per grade sheet;
     ``grade_shift`` per graded antecedent of tier 1-3; ``grade_overinclude`` per true tier-0
     reference. A refusal ends a target (the pipeline does not retry it) and a target makes
     about ten calls, so its default is the smallest; invalid JSON gets a repair retry.
@@ -173,13 +183,15 @@ class TruthRates:
 
 @dataclasses.dataclass(frozen=True)
 class GradeItem:
-    """One antecedent of a grade answer: the truth, what was answered, and the plant."""
+    """One reference of a grade answer: the truth, what was answered, and the plant."""
 
-    id: str
-    true_tier: int | None  # None: the id is not a reference of the target in the world
+    index: int  # its index in the prompt's part
+    title: str
+    work: str | None  # the world's work the title names; None: no record has that title
+    true_tier: int | None  # None: not a reference of the target in the world
     true_role: str | None
     tier: int | None  # None: dropped
-    role: str | None
+    role: str | None  # None: dropped, or tier 0 under a schema whose role may be null
     plant: str | None  # one of GRADE_PLANTS
 
 
@@ -202,9 +214,15 @@ def _ngrams(words: Sequence[str], n: int) -> Iterator[str]:
     return (" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
 
 
+def content_words(text: str) -> list[str]:
+    """The normalised words of ``text`` without stop words, as the lexical audit compares."""
+    return [w for w in normalise_title(text).split() if w not in STOPWORDS]
+
+
 def title_ngrams(title: str) -> list[str]:
-    """The 4-grams of the normalised title (the whole title when it is shorter)."""
-    words = normalise_title(title).split()
+    """The 4-grams of the title's words, normalised and without stop words (the whole title
+    when it is shorter)."""
+    words = content_words(title)
     return list(_ngrams(words, TITLE_NGRAM)) or ([" ".join(words)] if words else [])
 
 
@@ -233,6 +251,7 @@ class Index:
         for record in self.records:
             self._add(record)
         self.name_lengths = sorted({len(n.split()) for n in self.names})
+        self.mechanisms = {normalise_title(m) for r in self.records for m in r.mechanism}
 
     def _add(self, record: Record) -> None:
         self.by_abstract[normalise_title(record.abstract)].append(record)
@@ -317,7 +336,8 @@ def identify(index: Index, text: str) -> tuple[Record, str] | None:
     coined = [r for token in re.findall(r"\w+", text) for r in index.acronyms.get(token, ())]
     if coined:
         return _likeliest(coined, normal), "acronym"
-    hits = Counter(r.key for g in set(_ngrams(words, TITLE_NGRAM)) for r in index.ngrams.get(g, ()))
+    title_grams = set(_ngrams(content_words(text), TITLE_NGRAM))
+    hits = Counter(r.key for g in title_grams for r in index.ngrams.get(g, ()))
     if not hits:
         return None
     top = max(hits.values())
@@ -387,20 +407,24 @@ def _paraphrase(rng: random.Random, sentence: str) -> str:
 class _Banned:
     """What a clean brief may not contain."""
 
-    phrases: tuple[str, ...]  # normalised, matched as whole-word phrases
+    phrases: tuple[str, ...]  # content words, matched as whole-word phrases without stop words
     acronym: str
 
     def clean(self, text: str) -> bool:
         if re.search(r"\d", text) or _has_acronym(text, self.acronym):
             return False
-        normal = _normalised(text)
-        return not any(f" {p} " in normal for p in self.phrases)
+        content = f" {' '.join(content_words(text))} "
+        return not any(f" {p} " in content for p in self.phrases)
 
 
 def _banned(record: Record, title: str, redactions: Sequence[str]) -> _Banned:
     phrases = [record.method_name, *record.method_name.split(), *record.mechanism]
     phrases += [*title_ngrams(title), *title_ngrams(record.title), *redactions]
-    normal = dict.fromkeys(normalise_title(p) for p in phrases)
+    # The work's own settings and signals (after the field's lead terms), word by word: a brief
+    # states the field's problem, and a filler such as "tight annotation budgets" must not
+    # echo the work's "tight latency budgets" and single it out by accident.
+    phrases += [w for term in record.problem_terms[5:] for w in term.split()]
+    normal = dict.fromkeys(" ".join(content_words(p)) for p in phrases)
     return _Banned(tuple(p for p in normal if p), record.acronym)
 
 
@@ -543,18 +567,44 @@ def write_brief(
 # --- grades -----------------------------------------------------------------------------------
 
 
-def _enum(schema: Mapping[str, Any], node: Any, *path: str) -> list[Any] | None:
-    """The enum at ``path`` (object properties, then array items), resolving ``$ref``s."""
+def _resolve(schema: Mapping[str, Any], node: Any) -> Any:
     defs = schema.get("$defs", schema.get("definitions", {}))
-    for step in (*path, ""):
-        while isinstance(node, dict) and "$ref" in node:
-            node = defs.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
+    while isinstance(node, dict) and "$ref" in node:
+        node = defs.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
+    return node
+
+
+def _node(schema: Mapping[str, Any], *path: str) -> Any:
+    """The schema node at ``path`` (object properties, then array items), ``$ref``s resolved."""
+    node = _resolve(schema, schema)
+    for step in path:
         if not isinstance(node, dict):
             return None
-        if not step:
-            return node.get("enum") if isinstance(node.get("enum"), list) else None
-        node = node.get("items") if step == "[]" else node.get("properties", {}).get(step)
-    return None
+        child = node.get("items") if step == "[]" else node.get("properties", {}).get(step)
+        node = _resolve(schema, child)
+    return node
+
+
+def _choices(schema: Mapping[str, Any], *path: str) -> tuple[list[Any] | None, bool]:
+    """(the enum at ``path``, None when any value goes; whether null is allowed), ``anyOf``
+    branches read one by one."""
+    node = _node(schema, *path)
+    branches = node.get("anyOf", [node]) if isinstance(node, dict) else []
+    values: list[Any] | None = []
+    nullable = False
+    for branch in (_resolve(schema, b) for b in branches):
+        if not isinstance(branch, dict):
+            continue
+        if branch.get("type") == "null":
+            nullable = True
+        elif isinstance(branch.get("enum"), list):
+            nullable = nullable or None in branch["enum"]
+            values = (
+                None if values is None else values + [v for v in branch["enum"] if v is not None]
+            )
+        else:
+            values = None  # a branch without an enum allows any value
+    return (values or None), nullable
 
 
 def _allowed(role: str, roles: list[Any] | None) -> str:
@@ -564,17 +614,26 @@ def _allowed(role: str, roles: list[Any] | None) -> str:
     return _TIER0_ROLE if _TIER0_ROLE in roles else str(roles[0])
 
 
+@dataclasses.dataclass(frozen=True)
+class _Options:
+    tiers: list[Any]
+    roles: list[Any] | None  # None: any role
+    null_role: bool  # the schema lets tier 0 have no role
+
+
 def _grade_item(
     rng: random.Random,
     rates: TruthRates,
-    ident: str,
+    shown: tuple[int, str, str | None],
     truth: Citation | None,
-    options: tuple[list[Any], list[Any] | None],
+    options: _Options,
 ) -> GradeItem:
-    tiers, roles = options
+    index, title, work = shown
+    tiers = options.tiers
     if truth is None:  # a paper the target does not cite in the world: a guess
         tier = rng.choice([t for t in tiers if t])
-        return GradeItem(ident, None, None, tier, _allowed(_TIER0_ROLE, roles), "unknown")
+        role = _allowed(_TIER0_ROLE, options.roles)
+        return GradeItem(index, title, work, None, None, tier, role, "unknown")
     tier, role, plant = truth.tier, truth.role, None
     if tier == 0 and rng.random() < rates.grade_overinclude:
         tier = rng.choice([t for t in (1, 2) if t in tiers] or [max(tiers)])
@@ -584,10 +643,14 @@ def _grade_item(
     elif tier > 0 and rng.random() < rates.grade_shift:
         steps = [t for t in (tier - 1, tier + 1) if t in tiers and t > 0]
         tier, plant = (rng.choice(steps), "shift") if steps else (tier, None)
-    return GradeItem(ident, truth.tier, truth.role, tier, _allowed(role, roles), plant)
+    given = None if tier == 0 and options.null_role else _allowed(role, options.roles)
+    return GradeItem(index, title, work, truth.tier, truth.role, tier, given, plant)
 
 
 def _rationale(item: GradeItem) -> str:
+    if item.tier == 0:
+        cited = str(item.true_role or "a passing mention").replace("-", " ")
+        return f"Cited as {cited}; not an antecedent by its contexts."
     return f"Cited as {str(item.role).replace('-', ' ')} work; tier {item.tier} by its contexts."
 
 
@@ -595,21 +658,19 @@ def grade(
     rng: random.Random,
     rates: TruthRates,
     citations: Mapping[str, Citation],
-    ids: Sequence[tuple[str, str | None]],
+    shown: Sequence[tuple[int, str, str | None]],
     schema: Mapping[str, Any],
 ) -> tuple[dict[str, Any], tuple[GradeItem, ...]]:
-    """The sheet for ``ids`` ((antecedent id, its work or None)) and what each item planted."""
-    tiers = _enum(schema, schema, "grades", "[]", "tier") or [1, 2, 3]
-    roles = _enum(schema, schema, "grades", "[]", "role")  # None: any role
-    items = [
-        _grade_item(rng, rates, ident, citations.get(work or ""), (tiers, roles))
-        for ident, work in ids
-    ]
+    """The sheet for ``shown`` ((index, title, its work or None)) and what each item planted."""
+    tiers = _choices(schema, "grades", "[]", "tier")[0] or [1, 2, 3]
+    roles, null_role = _choices(schema, "grades", "[]", "role")
+    options = _Options(tiers, roles, null_role)
+    items = [_grade_item(rng, rates, item, citations.get(item[2] or ""), options) for item in shown]
     if items and rng.random() < rates.drop_grade:
         gone = rng.randrange(len(items))
         items[gone] = dataclasses.replace(items[gone], tier=None, role=None, plant="drop")
     sheet = [
-        {"id": i.id, "tier": i.tier, "role": i.role, "rationale": _rationale(i)}
+        {"index": i.index, "tier": i.tier, "role": i.role, "rationale": _rationale(i)}
         for i in items
         if i.tier is not None
     ]
@@ -690,35 +751,84 @@ def _identity_answer(ask: _Ask) -> Answer | None:
     return Answer("audit_identity", {"title": ask.rng.choice(others).title})
 
 
-def _mechanism_answer(ask: _Ask) -> Answer | None:
+def revealed(index: Index, text: str) -> list[str]:
+    """What a brief reveals of any record's solution, read blind (no target known): method
+    names, acronyms (whole words), numbers and mechanism words."""
+    normal = _normalised(text)
+    words = normal.split()
+    grams = [g for n in index.name_lengths for g in _ngrams(words, n)]
+    found = [r.method_name for g in grams for r in index.names.get(g, ())[:1]]
+    found += [t for t in re.findall(r"\w+", text) if t in index.acronyms]
+    found += re.findall(r"(?<![\d.])\d+(?:\.\d+)?%?", text)
+    found += [w for w in words if w in index.mechanisms]
+    return list(dict.fromkeys(found))
+
+
+def _guess_answer(ask: _Ask) -> Answer | None:
     brief = _block(ask.prompt, r"<brief>\n(.*?)\n</brief>")
-    target = ask.index.target(_block(ask.prompt, r"<abstract>\n(.*?)\n</abstract>") or "")
-    if brief is None or target is None:
+    if brief is None:
         return None
-    level, shown = mechanism_overlap(brief, target)
+    shown = revealed(ask.index, brief)
     guess = (
         f"A method built on {', '.join(shown)}."
         if shown
         else f"A {ask.rng.choice(_CONDITIONS)}-aware approach to the stated problem."
     )
-    return Answer("audit_mechanism", {"mechanism": guess, "overlap": level}, target=target)
+    return Answer("audit_mechanism_guess", {"mechanism": guess})
+
+
+def _mechanism_answer(ask: _Ask) -> Answer | None:
+    guess = _block(ask.prompt, r"<guess>\n(.*?)\n</guess>")
+    target = ask.index.target(_block(ask.prompt, r"<abstract>\n(.*?)\n</abstract>") or "")
+    if guess is None or target is None:
+        return None
+    level, shown = mechanism_overlap(guess, target)
+    rationale = (
+        f"The guess shares {', '.join(shown)} with the method."
+        if shown
+        else "The guess shares nothing specific with the method."
+    )
+    return Answer("audit_mechanism", {"overlap": level, "rationale": rationale}, target=target)
+
+
+def _cited_titles(index: Index, citations: Iterable[str]) -> dict[str, str]:
+    """Normalised title (either source's) of every record of a cited work -> that work."""
+    found: dict[str, str] = {}
+    for work in citations:
+        for record in index.by_work[work]:
+            for title in (record.title, record.s2_title):
+                if title:
+                    found.setdefault(normalise_title(title), work)
+    return found
 
 
 def _grade_answer(ask: _Ask) -> Answer | None:
-    abstract = _block(ask.prompt, r"<target>\s*Abstract: (.*?)\n</target>")
-    target = ask.index.target(abstract or "")
-    if target is None:
+    title = _block(ask.prompt, r"<target>\s*Title: (.*?)\nAbstract: ") or ""
+    abstract = _block(ask.prompt, r"<target>.*?\nAbstract: (.*?)\n</target>") or ""
+    shown = [
+        (int(i), html.unescape(t))
+        for i, t in re.findall(r'<reference index="(\d+)">\s*Title: (.*?)\n', ask.prompt)
+    ]
+    if not shown:
         return None
-    raw = [html.unescape(i) for i in re.findall(r'<antecedent id="([^"]*)">', ask.prompt)]
-    papers = [(i, ask.index.paper(i)) for i in dict.fromkeys(raw)]
-    ids = [(i, paper.work if paper else None) for i, paper in papers]
-    value, items = grade(ask.rng, ask.rates, ask.index.citations(target), ids, ask.schema)
+    target = ask.index.target(abstract, title)
+    citations = ask.index.citations(target) if target is not None else {}
+    cited = _cited_titles(ask.index, citations)
+    works = []
+    for i, ref_title in dict.fromkeys(shown):
+        normal = normalise_title(ref_title)
+        known = cited.get(normal) or next(
+            (r.work for r in ask.index.by_title.get(normal, [])), None
+        )
+        works.append((i, ref_title, known))
+    value, items = grade(ask.rng, ask.rates, citations, works, ask.schema)
     return Answer("grade", value, target=target, grades=items)
 
 
 _ANSWERERS = {
     "brief": _brief_answer,
     "audit_identity": _identity_answer,
+    "audit_mechanism_guess": _guess_answer,
     "audit_mechanism": _mechanism_answer,
     "grade": _grade_answer,
 }
@@ -779,15 +889,18 @@ class Truth:
 
 
 def _grade_log(items: Iterable[GradeItem], delivered: Mapping[str, Any]) -> dict[str, Any]:
-    """Per item, with ids a fault removed after answering (``drop_item``) marked dropped."""
-    given = {g.get("id") for g in delivered.get("grades", []) if isinstance(g, dict)}
+    """Per item, with indexes a fault removed after answering (``drop_item``) marked dropped;
+    each plant's list names the works (``#index`` for a title no record has)."""
+    given = {g.get("index") for g in delivered.get("grades", []) if isinstance(g, dict)}
     rows = [
         dataclasses.asdict(i)
-        if i.id in given or i.tier is None
+        if i.index in given or i.tier is None
         else {**dataclasses.asdict(i), "tier": None, "role": None, "plant": "drop"}
         for i in items
     ]
-    by_plant = {p: [r["id"] for r in rows if r["plant"] == p] for p in GRADE_PLANTS}
+    by_plant = {
+        p: [r["work"] or f"#{r['index']}" for r in rows if r["plant"] == p] for p in GRADE_PLANTS
+    }
     return {
         "items": rows,
         "shifted": by_plant["shift"],

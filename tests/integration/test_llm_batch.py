@@ -13,6 +13,7 @@ from inspire_build import gold, warehouse
 from inspire_build.config import Settings
 from inspire_build.resolve import ALL_SOURCES, resolve_lineage, select_targets, write
 from inspire_build.sandbox import server, world
+from inspire_build.sandbox.llm_truth import TruthRates
 from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.sources import make_client
 
@@ -24,7 +25,11 @@ class Interrupted(Exception):
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[tuple[str, Settings, duckdb.DuckDBPyConnection, list[str]]]:
     generated = world.generate(world.WorldConfig(seed=8, papers=400))
-    config = server.SandboxConfig(time_scale=1000, openai=OpenAIConfig(batch_delay_s=0.2))
+    # No planted failures: every batch answer is valid, so none is asked again one by one.
+    calm = TruthRates(**dict.fromkeys(TruthRates.names(), 0.0))
+    config = server.SandboxConfig(
+        time_scale=1000, openai=OpenAIConfig(batch_delay_s=0.2, truth=calm)
+    )
     with server.running(generated, config) as base:
         settings = server.settings_for(
             base,

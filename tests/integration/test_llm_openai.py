@@ -16,7 +16,7 @@ import pytest
 from inspire_build import warehouse
 from inspire_build.config import Settings
 from inspire_build.gold import make_llm
-from inspire_build.grading import grade_antecedents
+from inspire_build.grading import grade_references
 from inspire_build.llm import LLM, InvalidOutput, LLMError, Refusal
 from inspire_build.models import BriefDraft
 from inspire_build.sandbox import server, world
@@ -110,19 +110,42 @@ def _seed_faulting_only_the_first_request(rate: float) -> int:
     raise AssertionError("no such seed")
 
 
-def test_a_missing_antecedent_is_repaired() -> None:
+def test_a_missing_reference_is_repaired() -> None:
     seed = _seed_faulting_only_the_first_request(0.5)
     config = OpenAIConfig(seed=seed, fault="drop_item", fault_rate=0.5)
     with sandbox_llm(config) as (llm, base, _):
-        graded = grade_antecedents(llm, "An abstract.", ANTECEDENTS)
+        graded = grade_references(llm, "A title", "An abstract.", ANTECEDENTS, 6000)
         assert sorted(graded) == sorted(a["id"] for a in ANTECEDENTS)
-        assert chat_requests(base) == 2  # the dropped antecedent, then the repair
+        assert chat_requests(base) == 2  # the dropped reference, then the repair
 
 
-def test_a_grader_that_keeps_dropping_antecedents_fails() -> None:
-    too_short = pytest.raises(InvalidOutput, match="grades: Tuple should have at least 5 items")
+def test_a_grader_that_keeps_dropping_references_fails() -> None:
+    too_short = pytest.raises(InvalidOutput, match=r"by its index 1-5: missing \[5\]")
     with sandbox_llm(OpenAIConfig(fault="drop_item", fault_rate=1.0)) as (llm, _, _), too_short:
-        grade_antecedents(llm, "An abstract.", ANTECEDENTS)
+        grade_references(llm, "A title", "An abstract.", ANTECEDENTS, 6000)
+
+
+def test_a_300_reference_target_is_graded_in_calls_under_the_budget() -> None:
+    references = [
+        {
+            "id": f"openalex:W{i}",
+            "title": f"Work {i} on long document retrieval",
+            "abstract": " ".join(["sharded indexes keep recall while memory stays small"] * 12),
+            "contexts": [f"As shown in [{i}], sharding helps."] * (i % 3),
+            "intents": ["methodology"] if i % 5 == 0 else [],
+            "influential": i % 11 == 0,
+        }
+        for i in range(300)
+    ]
+    budget = 4000
+    with sandbox_llm() as (llm, base, con):
+        graded = grade_references(llm, "A title", "An abstract.", references, budget)
+        calls = chat_requests(base)
+        used = [n for (n,) in con.execute("SELECT tokens_in FROM llm_calls").fetchall()]
+    assert sorted(graded) == sorted(r["id"] for r in references)
+    assert calls == len(used) > 5
+    print(f"{calls} calls; prompt tokens as the endpoint counted them: {sorted(used)}")
+    assert max(used) <= budget
 
 
 def test_an_injected_instruction_changes_only_the_data_the_request_carries() -> None:

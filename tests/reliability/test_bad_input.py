@@ -243,6 +243,6 @@ def test_a_grader_that_drops_an_antecedent_excludes_the_target(
         row is not None
         and row[0] == "excluded"
         and "grading failed" in row[1]
-        and "should have at least" in row[1]
+        and "missing [" in row[1]
     )
     assert grades == (0,)

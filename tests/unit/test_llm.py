@@ -23,8 +23,14 @@ ABSTRACT = (
 
 def test_every_prompt_has_a_version_and_a_hash() -> None:
     prompts = load_prompts()
-    assert set(prompts) == {"brief", "audit_identity", "audit_mechanism", "grade"}
-    assert all(p.version == "1" and len(p.hash) == 16 for p in prompts.values())
+    assert set(prompts) == {
+        "brief",
+        "audit_identity",
+        "audit_mechanism_guess",
+        "audit_mechanism",
+        "grade",
+    }
+    assert all(p.version.isdigit() and len(p.hash) == 16 for p in prompts.values())
 
 
 def test_a_prompt_without_a_version_header_is_refused(tmp_path: Path) -> None:
@@ -68,49 +74,61 @@ def test_rules_brief_drops_solution_sentences_and_redactions() -> None:
     assert len(text.split()) >= llm_rules.BRIEF_MIN_WORDS
 
 
-def test_rules_mechanism_grades_overlap() -> None:
-    leaky = llm_rules.audit_mechanism(
-        {"brief": "a sharded index that reaches recall with memory", "abstract": ABSTRACT}
-    )
-    assert leaky.overlap is not LeakLevel.NONE
-    safe = llm_rules.audit_mechanism({"brief": "documents are long", "abstract": ABSTRACT})
-    assert safe.overlap is LeakLevel.NONE
+def test_rules_mechanism_guesses_from_the_brief_then_grades_the_guess() -> None:
+    def audit(brief: str) -> LeakLevel:
+        guess = llm_rules.audit_mechanism_guess({"brief": brief}).mechanism
+        return llm_rules.audit_mechanism({"guess": guess, "abstract": ABSTRACT}).overlap
+
+    assert audit("a sharded index that reaches recall with memory") is not LeakLevel.NONE
+    assert audit("documents are long") is LeakLevel.NONE
+    guess = llm_rules.audit_mechanism_guess({"brief": "A sharded index, a sharded store."})
+    assert guess.mechanism == "sharded, index, store"  # the brief's own words, each once
 
 
-def test_rules_grades_from_citation_signals() -> None:
-    sheet = llm_rules.grade(
-        {
-            "antecedents": [
-                {
-                    "id": "a",
-                    "title": "X",
-                    "contexts": ["c1"],
-                    "intents": ["methodology"],
-                    "influential": True,
-                },
-                {
-                    "id": "b",
-                    "title": "Y",
-                    "contexts": ["c1", "c2"],
-                    "intents": [],
-                    "influential": False,
-                },
-                {
-                    "id": "c",
-                    "title": "The Z benchmark",
-                    "contexts": ["c1"],
-                    "intents": ["background"],
-                    "influential": False,
-                },
-            ]
-        }
-    )
-    tiers = {g.id: (int(g.tier), g.role.value) for g in sheet.grades}
-    assert tiers == {
-        "a": (3, "method-foundation"),
-        "b": (2, "background"),
-        "c": (1, "dataset-or-benchmark"),
+def _reference(
+    index: int, title: str, mentions: int, intents: list[str], influential: bool
+) -> dict:
+    contexts = [f"c{i}" for i in range(mentions)]
+    return {
+        "index": index,
+        "title": title,
+        "contexts": contexts,
+        "intents": intents,
+        "influential": influential,
     }
+
+
+def test_rules_grades_from_citation_signals_with_tier_zero_for_weak_ones() -> None:
+    references = [
+        _reference(1, "X", 1, ["methodology"], True),  # influential and methodology: T3
+        _reference(2, "Y", 2, [], False),  # background the text returns to: T1
+        _reference(3, "The Z benchmark", 1, ["background"], False),  # a single mention: 0
+        _reference(4, "W", 0, [], False),  # no context, no intent, not influential: 0
+        _reference(5, "An eval set", 1, ["result"], False),  # used once for results: 0
+        _reference(6, "Baseline", 2, ["result"], False),  # compared against twice: T2
+        _reference(7, "V", 4, ["background"], True),  # influential, 4 mentions: T3
+        _reference(8, "U", 1, [], True),  # influential alone: T2
+    ]
+    sheet = llm_rules.grade({"references": references})
+    graded = {g.index: (int(g.tier), g.role.value if g.role else None) for g in sheet.grades}
+    assert graded == {
+        1: (3, "method-foundation"),
+        2: (1, "background"),
+        3: (0, None),
+        4: (0, None),
+        5: (0, None),
+        6: (2, "baseline"),
+        7: (3, "background"),
+        8: (2, "background"),
+    }
+    assert all(g.rationale for g in sheet.grades)
+    assert sheet.grades[2].rationale.startswith("Graded not an antecedent from 1 citation")
+
+
+def test_rules_mentions_count_beats_trimmed_contexts() -> None:
+    trimmed = {**_reference(1, "X", 1, [], False), "mentions": 5}
+    (grade,) = llm_rules.grade({"references": [trimmed]}).grades
+    assert int(grade.tier) == 1
 
 
 def test_the_call_log_answers_a_repeated_call(con: duckdb.DuckDBPyConnection) -> None:
@@ -134,5 +152,6 @@ def test_the_call_log_answers_a_repeated_call(con: duckdb.DuckDBPyConnection) ->
 
 
 def test_unknown_prompt_names_the_known_ones(con: duckdb.DuckDBPyConnection) -> None:
-    with pytest.raises(LLMError, match="known: audit_identity, audit_mechanism, brief, grade"):
+    known = "known: audit_identity, audit_mechanism, audit_mechanism_guess, brief, grade"
+    with pytest.raises(LLMError, match=known):
         make_llm(Settings(), con).complete("nope", {}, BriefDraft)

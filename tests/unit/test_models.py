@@ -86,6 +86,20 @@ def test_tier_values_are_the_default_linear_gains() -> None:
         Grade.model_validate({**grade.model_dump(), "tier": 4})
 
 
+def test_tier_zero_is_no_antecedent_with_no_role_but_a_rationale() -> None:
+    assert int(Tier.T0) == 0
+    fields = {"target_id": "t", "paper_id": "p", "backend": "b", "model": "m", "prompt_hash": "h"}
+    passing = Grade(**fields, tier=0, rationale="cited in passing")
+    assert passing.tier is Tier.T0 and passing.role is None
+    for bad in (
+        {"tier": 0, "role": "background", "rationale": "r"},  # a role only above 0
+        {"tier": 2, "rationale": "r"},  # an antecedent needs a role
+        {"tier": 0, "rationale": ""},  # every tier keeps a rationale
+    ):
+        with pytest.raises(pydantic.ValidationError):
+            Grade.model_validate({**fields, **bad})
+
+
 def test_brief_counts_its_words() -> None:
     brief = Brief(
         brief_id="b",

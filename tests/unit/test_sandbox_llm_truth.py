@@ -1,4 +1,4 @@
-"""sandbox/llm_truth.py: truthful answers to the pipeline's four prompts over a hand-made world,
+"""sandbox/llm_truth.py: truthful answers to the pipeline's five prompts over a hand-made world,
 each planted failure, and the determinism of the dice."""
 
 from __future__ import annotations
@@ -11,11 +11,17 @@ import pydantic
 import pytest
 from openai.lib._pydantic import to_strict_json_schema
 
-from inspire_build.briefs import redactions
-from inspire_build.grading import check_sheet, sheet_model
+from inspire_build.briefs import mentions, redactions
+from inspire_build.grading import check_sheet, part_context
 from inspire_build.lineage import normalise_title
 from inspire_build.llm import load_prompts
-from inspire_build.models import BriefDraft, GradeSheet, IdentityGuess, MechanismGuess
+from inspire_build.models import (
+    BriefDraft,
+    GradeSheet,
+    IdentityGuess,
+    MechanismGuess,
+    MechanismOverlap,
+)
 from inspire_build.sandbox import llm_truth as T
 from inspire_build.sandbox.world import Citation, Record, World, WorldConfig
 
@@ -134,8 +140,7 @@ def words(text: str) -> int:
 
 
 def has_title_ngram(text: str, paper: Record) -> bool:
-    normal = f" {normalise_title(text)} "
-    return any(f" {gram} " in normal for gram in T.title_ngrams(paper.title))
+    return any(mentions(text, gram) for gram in T.title_ngrams(paper.title))
 
 
 # --- recognition ------------------------------------------------------------------------------
@@ -144,9 +149,12 @@ def has_title_ngram(text: str, paper: Record) -> bool:
 def test_each_prompt_is_recognised_and_others_are_not() -> None:
     assert T.prompt_kind(brief_prompt(TARGET)) == "brief"
     assert T.prompt_kind(PROMPTS["audit_identity"].render({"brief": "b"})) == "audit_identity"
-    mechanism = PROMPTS["audit_mechanism"].render({"brief": "b", "abstract": "a"})
+    guess = PROMPTS["audit_mechanism_guess"].render({"brief": "b"})
+    assert T.prompt_kind(guess) == "audit_mechanism_guess"
+    mechanism = PROMPTS["audit_mechanism"].render({"guess": "g", "abstract": "a"})
     assert T.prompt_kind(mechanism) == "audit_mechanism"
-    assert T.prompt_kind(PROMPTS["grade"].render({"abstract": "a", "antecedents": []})) == "grade"
+    grade_prompt = PROMPTS["grade"].render(part_context("t", "a", [], 1, 1))
+    assert T.prompt_kind(grade_prompt) == "grade"
     assert T.prompt_kind("Summarise the paper.") is None
     assert T.answer(INDEX, NONE, 0, "Summarise the paper.", BRIEF_SCHEMA) is None
 
@@ -182,8 +190,8 @@ def test_a_clean_brief_states_the_problem_and_nothing_that_identifies_the_paper(
     assert not any(m in lowered for m in TARGET.mechanism)
     assert not has_title_ngram(text, TARGET)
     terms = redactions(TARGET.title, TARGET.abstract, [r.title for r in WORLD.records[:4]])
-    normal = f" {normalise_title(text)} "
-    assert not [t for t in terms if f" {normalise_title(t)} " in normal]
+    assert "Velkora Router" in terms and "VELR" in terms
+    assert not [t for t in terms if mentions(text, t)]
     assert T.mechanism_overlap(text, TARGET) == ("none", [])
 
 
@@ -249,7 +257,7 @@ def identity(text: str, written: dict[str, str] | None = None) -> str:
     [
         "A brief that mentions the Velkora Router outright.",
         "A brief in which VELR appears as a word.",
-        "A brief that says adaptive gating for lumen, copying the title.",
+        "A brief that says adaptive gating for lumen-aware work, copying the title.",
     ],
 )
 def test_identity_names_the_record_whose_material_the_brief_carries(text: str) -> None:
@@ -279,81 +287,124 @@ def test_a_clean_brief_gets_a_wrong_guess_never_the_target() -> None:
     ],
 )
 def test_mechanism_overlap_follows_what_the_brief_reveals(text: str, level: str) -> None:
-    prompt = PROMPTS["audit_mechanism"].render({"brief": text, "abstract": TARGET.abstract})
-    answer = ask(prompt, to_strict_json_schema(MechanismGuess))
+    guess_prompt = PROMPTS["audit_mechanism_guess"].render({"brief": text})
+    assert TARGET.abstract not in guess_prompt  # the guess is blind
+    guess = ask(guess_prompt, to_strict_json_schema(MechanismGuess))
+    assert guess.target is None and MechanismGuess.model_validate(guess.value)
+    context = {"guess": guess.value["mechanism"], "abstract": TARGET.abstract}
+    prompt = PROMPTS["audit_mechanism"].render(context)
+    answer = ask(prompt, to_strict_json_schema(MechanismOverlap))
     assert answer.value["overlap"] == level and answer.target == TARGET
-    MechanismGuess.model_validate(answer.value)
+    MechanismOverlap.model_validate(answer.value)
+
+
+def test_a_blind_guess_names_only_what_the_brief_reveals() -> None:
+    def guess(text: str) -> str:
+        prompt = PROMPTS["audit_mechanism_guess"].render({"brief": text})
+        return str(ask(prompt, to_strict_json_schema(MechanismGuess)).value["mechanism"])
+
+    assert guess("Try the Velkora Router, VELR, with gating: 12.4% better.") == (
+        "A method built on Velkora Router, VELR, 12.4%, gating."
+    )
+    clean = guess(brief().value["brief"])
+    assert clean.endswith("-aware approach to the stated problem.")
+    assert T.mechanism_overlap(clean, TARGET) == ("none", [])
 
 
 # --- grades -----------------------------------------------------------------------------------
 
-IDS = ["openalex:W4100000001", "arxiv:2501.00002", "doi:10.5555/SANDBOX.3", "openalex:W4100000004"]
+TITLES = [r.title for r in WORLD.records[:4]]  # true tiers 3, 2, 1, 0
 
 
-class WideGrade(pydantic.BaseModel):
-    id: str
-    tier: Literal[0, 1, 2, 3]
+class OldGrade(pydantic.BaseModel):  # a schema whose tier has no 0 and whose role is a string
+    index: int
+    tier: Literal[1, 2, 3]
     role: str
     rationale: str
 
 
-class WideSheet(pydantic.BaseModel):
-    grades: list[WideGrade]
+class OldSheet(pydantic.BaseModel):
+    grades: list[OldGrade]
 
 
-def grade_prompt(ids: list[str]) -> str:
-    antecedents = [
-        {"id": i, "title": "t", "abstract": "", "contexts": [], "intents": []} for i in ids
+SHEET = to_strict_json_schema(GradeSheet)
+
+
+def grade_prompt(titles: list[str], paper: Record = TARGET) -> str:
+    references = [
+        {"id": f"x{i}", "title": t, "abstract": "", "contexts": [], "intents": []}
+        for i, t in enumerate(titles)
     ]
-    return PROMPTS["grade"].render({"abstract": TARGET.abstract, "antecedents": antecedents})
+    context = part_context(paper.title, paper.abstract, references, 1, 1)
+    return PROMPTS["grade"].render(context)
 
 
-def grade(rates: T.TruthRates = NONE, seed: int = 0, wide: bool = False) -> T.Answer:
-    model: type[pydantic.BaseModel] = WideSheet if wide else sheet_model(IDS)
-    return ask(grade_prompt(IDS), to_strict_json_schema(model), rates, seed)
+def grade(
+    rates: T.TruthRates = NONE, seed: int = 0, schema: dict[str, Any] | None = None
+) -> T.Answer:
+    return ask(grade_prompt(TITLES), schema or SHEET, rates, seed)
 
 
 def tiers(answer: T.Answer) -> list[int]:
     return [g["tier"] for g in answer.value["grades"]]
 
 
-def test_grades_are_the_true_tiers_and_roles_and_fit_the_schema() -> None:
-    answer = grade(wide=True)
+def test_grades_are_the_true_tiers_by_index_with_no_role_at_tier_zero() -> None:
+    answer = grade()
+    assert [g["index"] for g in answer.value["grades"]] == [1, 2, 3, 4]
     assert tiers(answer) == [3, 2, 1, 0]
     roles = [g["role"] for g in answer.value["grades"]]
-    assert roles == ["method-foundation", "baseline", "background", "passing-mention"]
+    assert roles == ["method-foundation", "baseline", "background", None]
     assert [i.plant for i in answer.grades] == [None] * 4
+    assert [i.work for i in answer.grades] == [r.work for r in WORLD.records[:4]]
+    sheet = GradeSheet.model_validate(answer.value)
+    check_sheet(sheet, 4)
+    assert all(g.rationale for g in sheet.grades)
+
+
+def test_a_title_is_matched_normalised_and_in_any_order() -> None:
+    shuffled = [TITLES[3].upper() + "!", TITLES[0].lower()]
+    answer = ask(grade_prompt(shuffled), SHEET)
+    assert tiers(answer) == [0, 3]
 
 
 def test_a_schema_without_tier_zero_forces_it_to_one_and_counts_it() -> None:
-    answer = grade()
+    answer = grade(schema=to_strict_json_schema(OldSheet))
     assert tiers(answer) == [3, 2, 1, 1]
     assert [i.plant for i in answer.grades] == [None, None, None, "forced"]
-    sheet = sheet_model(IDS).model_validate(answer.value)
-    check_sheet(sheet, IDS)
-    assert isinstance(sheet, GradeSheet) and sheet.grades[3].role.value == "background"
+    assert answer.value["grades"][3]["role"] == "background"
 
 
 def test_grade_noise_shifts_tiers_and_overincludes_tier_zero() -> None:
-    shifted = grade(dataclasses.replace(NONE, grade_shift=1.0), wide=True)
+    shifted = grade(dataclasses.replace(NONE, grade_shift=1.0))
     assert [abs(a - b) for a, b in zip(tiers(shifted), [3, 2, 1, 0], strict=True)] == [1, 1, 1, 0]
     assert [i.plant for i in shifted.grades] == ["shift", "shift", "shift", None]
-    over = grade(dataclasses.replace(NONE, grade_overinclude=1.0), wide=True)
+    over = grade(dataclasses.replace(NONE, grade_overinclude=1.0))
     assert tiers(over)[3] in (1, 2) and over.grades[3].plant == "overinclude"
+    assert over.value["grades"][3]["role"] == "background"
 
 
-def test_a_dropped_grade_leaves_one_id_out_and_says_which() -> None:
+def test_a_dropped_grade_leaves_one_index_out_and_says_which() -> None:
     answer = grade(dataclasses.replace(NONE, drop_grade=1.0))
-    given = [g["id"] for g in answer.value["grades"]]
-    dropped = [i.id for i in answer.grades if i.plant == "drop"]
-    assert len(given) == 3 and len(dropped) == 1 and set(given) | set(dropped) == set(IDS)
+    given = [g["index"] for g in answer.value["grades"]]
+    dropped = [i.index for i in answer.grades if i.plant == "drop"]
+    assert len(given) == 3 and len(dropped) == 1 and set(given) | set(dropped) == {1, 2, 3, 4}
+    with pytest.raises(ValueError, match=re.escape(f"missing {dropped}")):
+        check_sheet(GradeSheet.model_validate(answer.value), 4)
 
 
-def test_an_id_the_target_does_not_cite_is_graded_once_as_unknown() -> None:
-    ids = [*IDS[:2], "openalex:W999"]
-    answer = ask(grade_prompt(ids), to_strict_json_schema(sheet_model(ids)))
-    assert [g["id"] for g in answer.value["grades"]] == ids
+def test_a_title_the_target_does_not_cite_is_graded_once_as_unknown() -> None:
+    answer = ask(grade_prompt([*TITLES[:2], "A paper nobody wrote"]), SHEET)
+    assert [g["index"] for g in answer.value["grades"]] == [1, 2, 3]
     assert answer.grades[2].plant == "unknown" and answer.grades[2].true_tier is None
+    assert answer.grades[2].work is None and answer.value["grades"][2]["tier"] > 0
+
+
+def test_a_target_not_in_the_world_still_gets_one_guess_per_index() -> None:
+    stranger = dataclasses.replace(TARGET, title="Unknown", abstract="Nothing in the world.")
+    answer = ask(grade_prompt(TITLES, stranger), SHEET)
+    assert answer.target is None and [g["index"] for g in answer.value["grades"]] == [1, 2, 3, 4]
+    assert [i.plant for i in answer.grades] == ["unknown"] * 4
 
 
 # --- the log and the rates --------------------------------------------------------------------
@@ -373,12 +424,13 @@ def test_the_log_keeps_delivered_briefs_and_grades_once_per_request() -> None:
             "plants": ["leak_name"],
         }
     ]
-    sheet = truth.answer(grade_prompt(IDS), to_strict_json_schema(sheet_model(IDS)))
+    sheet = truth.answer(grade_prompt(TITLES), SHEET)
     assert sheet is not None
     delivered = {"grades": sheet.value["grades"][:-1]}  # a drop_item fault took the last
     truth.record(sheet, delivered, "request-2")
     (logged,) = truth.grades()
-    assert logged["forced"] == [] and logged["dropped"] == [IDS[3]]
+    assert logged["forced"] == [] and logged["dropped"] == [WORLD.records[3].work]
+    assert [i["tier"] for i in logged["items"]] == [3, 2, 1, None]
     truth.clear()
     assert truth.briefs() == [] and truth.grades() == []
 

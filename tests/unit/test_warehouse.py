@@ -163,6 +163,39 @@ def test_upsert_rolls_back_the_whole_batch_on_error(con: duckdb.DuckDBPyConnecti
     assert con.execute("SELECT count(*) FROM grades").fetchone() == (0,)
 
 
+def test_migration_0010_keeps_the_rows_of_a_warehouse_at_0009() -> None:
+    con = warehouse.connect(":memory:")
+    warehouse.migrate(con, [m for m in warehouse.load_migrations() if m.name < "0010"])
+    con.execute(
+        "INSERT INTO grades VALUES ('t', 'a', 3, 'method-foundation', 'core', 'rules', 'm', 'h'), "
+        "('t', 'b', 1, 'background', 'context', 'openai', 'g', 'h2')"
+    )
+    con.execute(
+        "INSERT INTO gold_completeness VALUES ('t', 5, 4, 4, 2, 1, 0, 0, 1, 0, ['openalex'], "
+        "TIMESTAMPTZ '2025-01-02 03:04:05+00')"
+    )
+    before = con.execute("SELECT * FROM grades ORDER BY paper_id").fetchall()
+    completeness = con.execute("SELECT * FROM gold_completeness").fetchall()
+    assert warehouse.migrate(con) == ["0010_grades_tier_zero"]
+    assert con.execute("SELECT * FROM grades ORDER BY paper_id").fetchall() == before
+    assert con.execute("SELECT * EXCLUDE (not_antecedents) FROM gold_completeness").fetchall() == (
+        completeness
+    )
+    assert con.execute("SELECT not_antecedents FROM gold_completeness").fetchall() == [(None,)]
+    # Tier 0 now fits, with no role and a rationale; a role at tier 0, or none above it, does not.
+    con.execute("INSERT INTO grades VALUES ('t', 'c', 0, NULL, 'passing', 'rules', 'm', 'h')")
+    for bad in (
+        "('t', 'd', 0, 'background', 'r', 'rules', 'm', 'h')",
+        "('t', 'd', 2, NULL, 'r', 'rules', 'm', 'h')",
+        "('t', 'd', 0, NULL, '', 'rules', 'm', 'h')",
+    ):
+        with pytest.raises(duckdb.ConstraintException):
+            con.execute(f"INSERT INTO grades VALUES {bad}")  # noqa: S608 (test literals)
+    with pytest.raises(duckdb.ConstraintException):  # qrels stay tiers 1-3
+        con.execute("INSERT INTO qrels VALUES ('v', 'i', 'c', 0, 'background')")
+    con.close()
+
+
 def test_replace_where_replaces_exactly_its_own_rows(con: duckdb.DuckDBPyConnection) -> None:
     key = ["scheme", "value"]
     warehouse.upsert(

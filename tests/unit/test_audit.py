@@ -1,0 +1,98 @@
+"""audit.py's blind mechanism audit: a guess from the brief alone, then the guess against the
+abstract, both recorded in the finding."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import duckdb
+import pydantic
+
+from inspire_build import audit, warehouse
+from inspire_build.config import Settings
+from inspire_build.gold import make_llm
+from inspire_build.llm import load_prompts
+from inspire_build.models import LeakLevel, MechanismGuess, MechanismOverlap
+
+ABSTRACT = (
+    "Retrieval over long documents remains slow when the index cannot fit in memory. "
+    "We propose ShardNet, a sharded index that reaches 92.3% recall with 15% of the memory."
+)
+PROMPTS = load_prompts()
+
+
+class Recorder:
+    """An LLM stand-in that records each rendered prompt and answers from a script."""
+
+    def __init__(self, answers: Mapping[str, dict[str, Any]]) -> None:
+        self.answers = answers
+        self.sent: list[tuple[str, str]] = []
+
+    def complete(
+        self, name: str, context: Mapping[str, Any], model: type[pydantic.BaseModel]
+    ) -> pydantic.BaseModel:
+        self.sent.append((name, PROMPTS[name].render(context)))
+        return model.model_validate(self.answers[name])
+
+
+def test_the_guess_is_made_from_the_brief_alone_and_then_compared_with_the_abstract() -> None:
+    llm = Recorder(
+        {
+            "audit_mechanism_guess": {"mechanism": "a sharded index"},
+            "audit_mechanism": {"overlap": "full", "rationale": "both shard the index"},
+        }
+    )
+    finding = audit.mechanism(llm, "b1", "Indexes of long documents outgrow memory.", ABSTRACT)  # type: ignore[arg-type]
+    (first, guess_text), (second, compare_text) = llm.sent
+    assert (first, second) == ("audit_mechanism_guess", "audit_mechanism")
+    assert "Indexes of long documents outgrow memory." in guess_text
+    assert "ShardNet" not in guess_text and "Retrieval over long documents" not in guess_text
+    assert "a sharded index" in compare_text and "We propose ShardNet" in compare_text
+    assert "outgrow" not in compare_text  # the comparison sees the guess, not the brief
+    assert not finding.passed and finding.level is LeakLevel.FULL
+    assert finding.detail == (
+        "full: the guess 'a sharded index' against the abstract: both shard the index"
+    )
+
+
+def test_partial_overlap_passes_and_is_recorded() -> None:
+    llm = Recorder(
+        {
+            "audit_mechanism_guess": {"mechanism": "some index"},
+            "audit_mechanism": {"overlap": "partial", "rationale": "an index"},
+        }
+    )
+    finding = audit.mechanism(llm, "b2", "A brief.", ABSTRACT)  # type: ignore[arg-type]
+    assert finding.passed and finding.level is LeakLevel.PARTIAL
+
+
+def test_the_rules_backend_logs_both_calls() -> None:
+    con = duckdb.connect(":memory:")
+    warehouse.migrate(con)
+    llm = make_llm(Settings(llm_backend="rules"), con)
+    leaky = audit.mechanism(llm, "b3", "A sharded index reaches recall with memory.", ABSTRACT)
+    clean = audit.mechanism(llm, "b4", "Long documents are hard to search.", ABSTRACT)
+    assert not leaky.passed and "'sharded, index, reaches, recall, memory'" in leaky.detail
+    assert clean.passed and clean.level is LeakLevel.NONE
+    names = con.execute("SELECT prompt_name FROM llm_calls ORDER BY prompt_name").fetchall()
+    assert [n for (n,) in names] == ["audit_mechanism"] * 2 + ["audit_mechanism_guess"] * 2
+    con.close()
+
+
+def test_both_answers_are_their_own_models() -> None:
+    assert set(MechanismGuess.model_fields) == {"mechanism"}
+    assert set(MechanismOverlap.model_fields) == {"overlap", "rationale"}
+
+
+def test_retrieval_leaks_only_when_the_brief_singles_the_target_out() -> None:
+    # Top 3 of 4 results; the 4th is the first paper outside the top k.
+    singled = [("t", 12.0), ("a", 6.0), ("b", 5.9), ("c", 5.5)]
+    leaked, detail = audit.retrieval_verdict(singled, "t", 3, 0.1)
+    assert leaked and "ranks 1 of the top 3, 118% above" in detail  # 12 / 5.5 - 1
+    tied = [("a", 7.72), ("b", 7.33), ("t", 7.32), ("c", 7.0)]
+    leaked, detail = audit.retrieval_verdict(tied, "t", 3, 0.1)
+    assert not leaked and "only 5% above" in detail  # 7.32 / 7.0 - 1 = 4.6%
+    assert audit.retrieval_verdict(tied, "t", 3, 0.0)[0]  # margin 0: the top k is a leak
+    assert audit.retrieval_verdict(tied, "z", 3, 0.1) == (False, "target not in the top 3")
+    assert audit.retrieval_verdict([("t", 1.0)], "t", 3, 0.1)[0]  # nothing else matches at all

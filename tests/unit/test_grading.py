@@ -1,0 +1,334 @@
+"""grading.py and the grade step in gold.py: parts under a token budget, references addressed by
+index, the repair of a part that drops or invents one, and tier 0 kept out of the gold."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import types
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import duckdb
+import pydantic
+import pytest
+
+from inspire_build import gold, grading, splits, warehouse
+from inspire_build.config import Settings
+from inspire_build.llm import LLM, InvalidOutput, load_prompts
+from inspire_build.llm_rules import RULES
+from inspire_build.models import AntecedentGrade, GradeSheet, Role, Tier
+
+PROMPT = load_prompts()["grade"]
+TITLE = "Sharded indexes for long documents"
+ABSTRACT = "Retrieval over long documents is slow when the index cannot fit in memory. " * 3
+WORDS = ("index", "memory", "recall", "shard", "graph", "token", "query", "cache")
+
+
+def references(count: int, seed: int = 0) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    return [
+        {
+            "id": f"openalex:W{1000 + i}",
+            "title": f"Reference {i} on {rng.choice(WORDS)} structures",
+            "abstract": " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 220))),
+            "contexts": [f"As in [{i}], the {rng.choice(WORDS)} helps." for _ in range(i % 4)],
+            "intents": sorted(rng.sample(["methodology", "background", "result"], i % 3)),
+            "influential": i % 17 == 0,
+        }
+        for i in range(count)
+    ]
+
+
+def recording_llm(con: duckdb.DuckDBPyConnection) -> tuple[LLM, list[dict[str, Any]]]:
+    """The rules backend, keeping every grade context it was asked."""
+    asked: list[dict[str, Any]] = []
+
+    def grade(context: Mapping[str, Any]) -> pydantic.BaseModel:
+        asked.append(dict(context))
+        return RULES["grade"](context)
+
+    return LLM(Settings(), con, rules={**RULES, "grade": grade}), asked
+
+
+def test_estimate_tokens_by_hand() -> None:
+    assert grading.estimate_tokens("one two three") == 4  # ceil(3 x 1.3) = 4 = ceil(13 / 4)
+    assert grading.estimate_tokens("a" * 400) == 100  # one word, but 400 characters
+    assert grading.estimate_tokens("ten words " * 10) == 26  # 20 words x 1.3 > 100 / 4
+
+
+def test_a_300_reference_target_is_graded_in_parts_under_the_budget_each_once(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    budget = 6000
+    refs = references(300)
+    llm, asked = recording_llm(con)
+    graded = grading.grade_references(llm, TITLE, ABSTRACT, refs, budget)
+    assert len(asked) > 1 and llm.calls_made == len(asked)
+    sizes = [grading.estimate_tokens(PROMPT.render(c)) for c in asked]
+    print(f"{len(asked)} parts of {[len(c['references']) for c in asked]}; tokens {sizes}")
+    assert max(sizes) <= budget
+    # Every reference once: the parts' titles, in order, are the bibliography's.
+    shown = [r["title"] for c in asked for r in c["references"]]
+    assert shown == [r["title"] for r in refs]
+    assert sorted(graded) == sorted(r["id"] for r in refs)
+    # Greedy: no part could have taken the next part's first reference.
+    for this, after in zip(asked, asked[1:], strict=False):
+        grown = grading.part_context(
+            TITLE, ABSTRACT, [*this["references"], after["references"][0]], 99, 99
+        )
+        assert grading.estimate_tokens(PROMPT.render(grown)) > budget
+
+
+def test_every_part_repeats_the_rubric_and_target_and_indexes_from_one() -> None:
+    parts = grading.plan_parts(PROMPT, TITLE, ABSTRACT, references(120), 3000)
+    assert len(parts) > 2
+    for number, part in enumerate(parts, 1):
+        text = PROMPT.render(grading.part_context(TITLE, ABSTRACT, part, number, len(parts)))
+        assert text.startswith(PROMPT.source.splitlines()[1])  # the rubric
+        assert f"Title: {TITLE}" in text and f"part {number} of {len(parts)}" in text
+        assert text.count('<reference index="') == len(part)
+        assert f'<reference index="{len(part)}">' in text and "openalex:" not in text
+        assert "Influential: " in text and "Intents: " in text and "Contexts:" in text
+
+
+def test_a_reference_too_long_for_a_part_of_its_own_is_trimmed_to_fit() -> None:
+    giant = {
+        "id": "openalex:W1",
+        "title": "A giant",
+        "abstract": "word " * 3000,
+        "contexts": [f"context number {i} says a lot" for i in range(400)],
+        "intents": [],
+        "influential": False,
+    }
+    [[item]] = grading.plan_parts(PROMPT, TITLE, ABSTRACT, [giant], 2000)
+    context = grading.part_context(TITLE, ABSTRACT, [item], 1, 1)
+    assert grading.estimate_tokens(PROMPT.render(context)) <= 2000
+    assert context["references"][0]["mentions"] == 400 and len(item["contexts"]) < 400
+
+
+def sheet(*grades: tuple[int, int, str | None]) -> GradeSheet:
+    return GradeSheet(
+        grades=tuple(
+            AntecedentGrade(index=i, tier=Tier(t), role=Role(r) if r else None, rationale="why")
+            for i, t, r in grades
+        )
+    )
+
+
+def test_check_sheet_names_what_is_wrong() -> None:
+    grading.check_sheet(sheet((1, 3, "component"), (2, 0, None)), 2)
+    grading.check_sheet(sheet((1, 0, "background")), 1)  # a role at tier 0 is ignored
+    with pytest.raises(ValueError, match=r"missing \[2\], invented \[5\], repeated \[1\]"):
+        grading.check_sheet(sheet((1, 1, "background"), (1, 1, "background"), (5, 0, None)), 2)
+    with pytest.raises(ValueError, match=r"a tier above 0 needs a role: indexes \[1\]"):
+        grading.check_sheet(sheet((1, 2, None)), 1)
+    silent = GradeSheet(grades=(AntecedentGrade(index=1, tier=Tier.T0, role=None, rationale=" "),))
+    with pytest.raises(ValueError, match="needs a rationale"):
+        grading.check_sheet(silent, 1)
+
+
+def test_the_schema_has_no_id_enum_and_no_count() -> None:
+    schema = json.dumps(GradeSheet.model_json_schema())
+    assert "minItems" not in schema and "maxItems" not in schema and '"id"' not in schema
+
+
+class FakeOpenAI:
+    """chat.completions.parse answering the queued sheets in turn, keeping each request."""
+
+    def __init__(self, answers: list[list[dict[str, Any]]]) -> None:
+        self.answers, self.requests = list(answers), []
+        self.chat = types.SimpleNamespace(completions=types.SimpleNamespace(parse=self.parse))
+
+    def parse(self, **request: Any) -> Any:
+        self.requests.append(request)
+        value = {"grades": self.answers.pop(0)}
+        message = types.SimpleNamespace(
+            refusal=None,
+            content=json.dumps(value),
+            parsed=request["response_format"].model_validate(value),
+        )
+        usage = types.SimpleNamespace(prompt_tokens=10, completion_tokens=5)
+        choice = types.SimpleNamespace(message=message)
+        return types.SimpleNamespace(choices=[choice], usage=usage)
+
+
+def _answer(*tiers: tuple[int, int]) -> list[dict[str, Any]]:
+    return [
+        {"index": i, "tier": t, "role": "component" if t else None, "rationale": "r"}
+        for i, t in tiers
+    ]
+
+
+@pytest.mark.parametrize(
+    ("first", "problem"),
+    [
+        (_answer((1, 2), (3, 0)), "missing [2]"),  # dropped
+        (_answer((1, 2), (2, 1), (3, 0), (9, 1)), "invented [9]"),  # invented
+        (_answer((1, 2), (2, 1), (2, 1), (3, 0)), "repeated [2]"),  # repeated
+    ],
+)
+def test_a_part_that_drops_or_invents_an_index_is_repaired(
+    con: duckdb.DuckDBPyConnection, first: list[dict[str, Any]], problem: str
+) -> None:
+    client = FakeOpenAI([first, _answer((1, 2), (2, 1), (3, 0))])
+    settings = Settings(llm_backend="openai", llm_model="m")
+    llm = LLM(settings, con, rules=RULES, client=client)  # type: ignore[arg-type]
+    graded = grading.grade_references(llm, TITLE, ABSTRACT, references(3), 6000)
+    assert [int(graded[f"openalex:W{1000 + i}"].tier) for i in range(3)] == [2, 1, 0]
+    assert graded["openalex:W1002"].role is None and graded["openalex:W1002"].rationale == "r"
+    repair = client.requests[1]["messages"]
+    assert len(client.requests) == 2 and problem in repair[-1]["content"]
+
+
+def test_a_part_still_wrong_after_the_repair_fails(con: duckdb.DuckDBPyConnection) -> None:
+    client = FakeOpenAI([_answer((1, 2)), _answer((1, 2), (2, 2))])
+    llm = LLM(Settings(llm_backend="openai", llm_model="m"), con, client=client)  # type: ignore[arg-type]
+    with pytest.raises(InvalidOutput, match=r"missing \[3\]"):
+        grading.grade_references(llm, TITLE, ABSTRACT, references(3), 6000)
+
+
+# --- the grade step in gold.py: tier 0 stays out of the gold -----------------------------------
+
+NOW = dt.datetime(2025, 6, 1, tzinfo=dt.UTC)
+# (paper, contexts, intents, influential) -> the rules' tier: 3, 1, 0, 0
+SIGNALS = {
+    "openalex:W11": (2, ["methodology"], True),
+    "openalex:W12": (2, ["background"], False),
+    "openalex:W13": (1, ["background"], False),
+    "openalex:W14": (0, [], False),
+}
+
+
+def _target(con: duckdb.DuckDBPyConnection, target: str, signals: Mapping[str, Any]) -> None:
+    papers = [
+        {"paper_id": p, "title": f"Title of {p}", "abstract": ABSTRACT, "sources": ["openalex"]}
+        for p in [target, *signals]
+    ]
+    warehouse.upsert(con, "papers", [{**p, "updated_at": NOW} for p in papers], ["paper_id"])
+    rows = [
+        {
+            "target_id": target,
+            "ref_key": f"r{i}",
+            "paper_id": paper,
+            "ids": {},
+            "sources": ["s2"],
+            "contexts": [f"context {n}" for n in range(mentions)],
+            "intents": intents,
+            "is_influential": influential,
+            "status": "eligible",
+        }
+        for i, (paper, (mentions, intents, influential)) in enumerate(signals.items())
+    ]
+    warehouse.upsert(con, "references", rows, ["target_id", "ref_key"])
+    counts = dict.fromkeys(
+        ("after_cutoff", "dated_after_target", "no_date", "unresolved", "self"), 0
+    )
+    n = len(signals)
+    completeness = {
+        "target_id": target,
+        "references_seen": n,
+        "resolved": n,
+        "dated": n,
+        "eligible": n,
+        **counts,
+        "sources": ["openalex", "s2"],
+        "updated_at": NOW,
+    }
+    warehouse.upsert(con, "gold_completeness", [completeness], ["target_id"])
+    warehouse.upsert(
+        con,
+        "targets",
+        [
+            {
+                "split": "eval",
+                "paper_id": target,
+                "title": f"Title of {target}",
+                "first_public_date": dt.date(2025, 5, 1),
+                "cutoff_date": dt.date(2025, 2, 1),
+                "status": "candidate",
+                "updated_at": NOW,
+            }
+        ],
+        ["split", "paper_id"],
+    )
+
+
+def _accepted_brief(
+    llm: LLM, con: duckdb.DuckDBPyConnection, inputs: gold.Inputs, settings: Settings
+) -> tuple[list[dict[str, object]], list[Any], bool]:
+    text = f"A brief for {inputs.target_id} about slow retrieval."
+    row = {
+        "brief_id": f"b-{inputs.target_id}",
+        "target_id": inputs.target_id,
+        "attempt": 1,
+        "text": text,
+        "word_count": len(text.split()),
+        "prompt_name": "brief",
+        "prompt_hash": "h",
+        "backend": "rules",
+        "model": "rules-v1",
+        "status": "accepted",
+        "reason": "passed all four leakage checks",
+        "created_at": NOW,
+    }
+    return [row], [], True
+
+
+def test_tier_zero_stays_in_grades_and_out_of_the_qrels(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gold, "brief_and_audit", _accepted_brief)
+    _target(con, "openalex:W1", SIGNALS)
+    _target(con, "openalex:W2", {"openalex:W21": (1, [], False), "openalex:W22": (0, [], False)})
+    settings = Settings()
+    outcomes = gold.run(gold.make_llm(settings, con), con, settings, ["openalex:W1", "openalex:W2"])
+    assert [(o.status.value, o.reason, o.grades) for o in outcomes] == [
+        ("accepted", "brief accepted on attempt 1; 2 antecedents among 4 graded references", 2),
+        ("excluded", "the grader found no antecedent among 2 eligible references", 0),
+    ]
+    grades = con.execute(
+        "SELECT paper_id, tier, role, rationale <> '' FROM grades WHERE target_id = 'openalex:W1' "
+        "ORDER BY paper_id"
+    ).fetchall()
+    assert grades == [
+        ("openalex:W11", 3, "method-foundation", True),
+        ("openalex:W12", 1, "background", True),
+        ("openalex:W13", 0, None, True),
+        ("openalex:W14", 0, None, True),
+    ]
+    assert con.execute(
+        "SELECT target_id, not_antecedents FROM gold_completeness ORDER BY 1"
+    ).fetchall() == [("openalex:W1", 2), ("openalex:W2", 2)]
+    version = splits.write_version(con, settings, "eval")["version_id"]
+    assert con.execute(
+        "SELECT target_id, n_antecedents FROM instances WHERE version_id = ?", [version]
+    ).fetchall() == [("openalex:W1", 2)]
+    qrels = con.execute(
+        "SELECT paper_id, tier FROM qrels WHERE version_id = ? ORDER BY 1", [version]
+    ).fetchall()
+    assert qrels == [("openalex:W11", 3), ("openalex:W12", 1)]
+    assert Counter(t for _, t in qrels) == Counter({3: 1, 1: 1})
+
+
+def test_a_failed_grading_leaves_no_grades_and_a_null_count(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gold, "brief_and_audit", _accepted_brief)
+    _target(con, "openalex:W1", SIGNALS)
+    settings = Settings()
+    gold.run(gold.make_llm(settings, con), con, settings, ["openalex:W1"])
+
+    def dropping(context: Mapping[str, Any]) -> pydantic.BaseModel:
+        answer = RULES["grade"](context)
+        assert isinstance(answer, GradeSheet)
+        return answer.model_copy(update={"grades": answer.grades[:-1]})
+
+    con.execute("DELETE FROM llm_calls")
+    llm = LLM(settings, con, rules={**RULES, "grade": dropping})
+    [outcome] = gold.run(llm, con, settings, ["openalex:W1"])
+    assert outcome.status.value == "excluded" and "missing [4]" in outcome.reason
+    assert con.execute("SELECT count(*) FROM grades").fetchone() == (0,)
+    assert con.execute("SELECT not_antecedents FROM gold_completeness").fetchone() == (None,)
