@@ -1,8 +1,9 @@
 """The ``audit-split`` flow: re-run the leakage audit on a split version, attack its public
 side (the hash and window attacks of ``boundary_store``), and report both.
 
-``make audit`` runs it on the latest version of each split and exits non-zero if any accepted
-instance fails a check, or if the information boundary does not hold.
+``make audit`` runs it on the latest version of each split that has one (naming those that have
+none) and exits non-zero if any accepted instance fails a check, or if the information boundary
+does not hold.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from prefect import flow, get_run_logger
 
 from inspire_build import boundary_store, gold, splits, warehouse
 from inspire_build.config import get_settings
+from inspire_build.errors import InputError
 
 
 @flow(name="audit-split", log_prints=True)
@@ -20,7 +22,9 @@ def audit_split(split: str = "eval", version: str | None = None) -> bool:
     """True when every instance passes and the boundary holds; the reports are logged."""
     settings = get_settings()
     logger = get_run_logger()
-    with warehouse.open_warehouse(settings.warehouse, wait_s=3600, say=logger.info) as con:
+    with warehouse.open_warehouse(
+        settings.warehouse, wait_s=3600, say=logger.info, create=False
+    ) as con:
         chosen = version or splits.latest_version(con, split)
         report = gold.audit_version(gold.make_llm(settings, con), con, settings, chosen)
         attacks = boundary_store.attack_version(con, settings, chosen)
@@ -30,11 +34,30 @@ def audit_split(split: str = "eval", version: str | None = None) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m flows.audit [SPLIT...]``: audit each split's latest version."""
-    chosen = argv or ["train", "eval"]
+    """``python -m flows.audit [SPLIT...]``: audit each split's latest version.
+
+    Named splits must each have a version. Without names, every configured split that has one
+    is audited and each that has none is named on a line of its own; only a warehouse with no
+    version at all is an error. All of this is checked before any flow (or Prefect server)
+    starts.
+    """
+    settings = get_settings()
+    for split in argv:
+        settings.split(split)  # an unknown name is an InputError naming the known ones
+    with warehouse.open_warehouse(settings.warehouse, wait_s=3600, say=print, create=False) as con:
+        latest = splits.latest_versions(con)
+    named = argv or list(settings.splits)
+    missing = [split for split in named if split not in latest]
+    if argv and missing:
+        raise InputError(f"split {missing[0]!r} has no version yet; build it first")
+    for split in missing:
+        print(f"not audited: split {split!r} has no version yet")
+    chosen = [split for split in named if split in latest]
+    if not chosen:
+        raise InputError("no split has a version yet; build one first (`make build`)")
     ok = True
     for split in chosen:
-        ok &= audit_split(split=split)
+        ok &= audit_split(split=split, version=latest[split])
     return 0 if ok else 1
 
 

@@ -33,6 +33,8 @@ def evaluate(
         warehouse_path=get_settings().warehouse,
     )
     logger = get_run_logger()
+    for line in report.notes(scores):
+        logger.warning(line)
     for line in report.lines(scores):
         logger.info(line)
     return scores.aggregate

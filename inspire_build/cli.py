@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -117,23 +118,88 @@ class _Context:
     warehouse: Path
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from inspire_build import __version__
+
+        out.print(f"inspire {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root(ctx: typer.Context, warehouse_path: WarehouseOption = None) -> None:
+def _root(
+    ctx: typer.Context,
+    warehouse_path: WarehouseOption = None,
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the package's version and exit.",
+            callback=_print_version,
+            is_eager=True,  # before the settings are read: it works whatever the environment
+            metavar="",
+        ),
+    ] = False,
+) -> None:
     # Settings are read here, for every command, so a bad environment fails loudly and early.
     settings = get_settings()
     ctx.obj = _Context(settings=settings, warehouse=warehouse_path or settings.warehouse)
 
 
-def _warehouse_path(ctx: typer.Context, given: Path | None) -> Path:
-    """The command's --warehouse, else the root's --warehouse or the setting."""
+def _warehouse_path(ctx: typer.Context, given: Path | None, *, create: bool = False) -> Path:
+    """The command's --warehouse, else the root's --warehouse or the setting.
+
+    Only the commands that make a warehouse pass ``create``; every other one refuses a path
+    that holds none, so that a typo is an error and not a new, empty warehouse.
+    """
     root: _Context = ctx.obj
-    return given or root.warehouse
+    path = given or root.warehouse
+    if not create:
+        warehouse.require(path)
+    return path
+
+
+def _check_split(
+    ctx: typer.Context,
+    split: str | None,
+    version: str | None = None,
+    warehouse_path: Path | None = None,
+) -> None:
+    """Refuse a split the settings do not name, or a version the warehouse does not hold, in
+    one line, before anything opens the warehouse for writing or starts a Prefect server.
+
+    Every command that takes a split or a version calls this first.
+    """
+    from inspire_build import splits
+
+    root: _Context = ctx.obj
+    if split is not None:
+        root.settings.split(split)
+    if version is not None:
+        con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+        try:
+            splits.check_version(con, version)
+        finally:
+            con.close()
+
+
+def _check_output_folder(path: Path, option: str) -> None:
+    """Refuse an output folder that is a file, or that cannot be made, before any work."""
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{option} {path} is a file; give a folder")
+    parent = path.absolute()
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(f"{option} {path} cannot be made: {parent} is a file")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {path} cannot be made: {parent} is not writable")
 
 
 @warehouse_app.command("init")
 def warehouse_init(ctx: typer.Context, warehouse_path: WarehouseOption = None) -> None:
     """Create the warehouse if needed and apply every pending migration."""
-    path = _warehouse_path(ctx, warehouse_path)
+    path = _warehouse_path(ctx, warehouse_path, create=True)
     con = warehouse.connect(path)
     try:
         applied = warehouse.migrate(con)
@@ -172,7 +238,7 @@ def warehouse_status(ctx: typer.Context, warehouse_path: WarehouseOption = None)
 @ids_app.command("normalize")
 def ids_normalize(
     identifiers: Annotated[list[str], typer.Argument(help="IDs in any known scheme.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.", metavar="")] = False,
 ) -> None:
     """Print each ID in canonical `scheme:value` form, one per line.
 
@@ -196,10 +262,15 @@ def ids_normalize(
         raise typer.Exit(code=InvalidIdError.exit_code)
 
 
+# Every bool option is a plain flag, off by default. metavar="" because typer's help otherwise
+# shows a flag as if it took a value (`--json <bool>`).
 OfflineOption = Annotated[
-    bool, typer.Option("--offline", help="Replay mode: answer only from the raw response store.")
+    bool,
+    typer.Option(
+        "--offline", help="Replay mode: answer only from the raw response store.", metavar=""
+    ),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON lines.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON lines.", metavar="")]
 
 
 class PaperSource(StrEnum):
@@ -330,7 +401,10 @@ def sandbox_world(
     seed: Annotated[int, typer.Option(help="Random seed: one seed, one world, byte for byte.")] = 0,
     papers: Annotated[int, typer.Option(help="Number of paper records.", min=10)] = 2000,
     hostile: Annotated[
-        bool, typer.Option("--hostile", help="Mark records with bad inputs (README: sandbox).")
+        bool,
+        typer.Option(
+            "--hostile", help="Mark records with bad inputs (README: sandbox).", metavar=""
+        ),
     ] = False,
 ) -> None:
     """Generate a synthetic scholarly world and its ground truth."""
@@ -349,7 +423,9 @@ def sandbox_world(
 @sandbox_app.command("serve")
 def sandbox_serve(
     world_dir: Annotated[Path, typer.Option("--world", help="A folder from `sandbox world`.")],
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8799,
+    port: Annotated[
+        int, typer.Option(help="Port on 127.0.0.1 (0: any free one).", min=0, max=65535)
+    ] = 8799,
     faults: Annotated[float, typer.Option(help="Share of requests that fail.", min=0, max=1)] = 0,
     time_scale: Annotated[
         float, typer.Option(help="Multiplies every rate limit, so tests run fast.", min=0.01)
@@ -410,6 +486,7 @@ def sandbox_serve(
     Its OpenAI-compatible API answers the pipeline's prompts from the world's truth; the
     --llm-* rates (0-1, defaults in sandbox/llm_truth.py) plant failures in those answers.
     """
+    from inspire_build import local_server
     from inspire_build.sandbox import server, world
     from inspire_build.sandbox.llm_truth import TruthRates
     from inspire_build.sandbox.openai_api import OpenAIConfig
@@ -432,9 +509,11 @@ def sandbox_serve(
     rates = TruthRates.from_mapping({k: v for k, v in given.items() if v is not None})
     llm = OpenAIConfig(seed=seed, latency_s=llm_latency, rpm=llm_rpm, tpm=llm_tpm, truth=rates)
     config = server.SandboxConfig(seed=seed, time_scale=time_scale, fault_rate=faults, openai=llm)
-    for line in server.env_lines(f"http://127.0.0.1:{port}", time_scale):
+    sock = local_server.bind(port)  # a busy port is one error, before any export line
+    bound = sock.getsockname()[1]  # --port 0 picks a free one: print the port it picked
+    for line in server.env_lines(f"http://127.0.0.1:{bound}", time_scale):
         out.print(f"export {line}")
-    server.serve(world_dir, config, port)
+    server.serve(world_dir, config, sock)
 
 
 @sandbox_app.command("env")
@@ -458,6 +537,7 @@ def targets_select(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Find a split's candidates in OpenAlex and record each with a status and a reason."""
+    _check_split(ctx, split)
     root: _Context = ctx.obj
     with _client(ctx, warehouse_path, offline) as (client, con):
         selection = resolve.select_targets(client, con, root.settings, split, limit)
@@ -561,7 +641,9 @@ def gold_make(
     paper_ids: Annotated[list[str], typer.Argument(help="Resolved targets, by any known ID.")],
     llm_batch: Annotated[
         bool,
-        typer.Option("--llm-batch", help="Send the LLM requests as OpenAI Batch API jobs."),
+        typer.Option(
+            "--llm-batch", help="Send the LLM requests as OpenAI Batch API jobs.", metavar=""
+        ),
     ] = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
@@ -613,6 +695,7 @@ def stats_llm(
 
 @app.command("build")
 def build(
+    ctx: typer.Context,
     split: Annotated[str, typer.Option(help="The split to build (train, eval).")] = "eval",
     limit: Annotated[int | None, typer.Option(help="Most targets.", min=1)] = None,
     label: Annotated[str | None, typer.Option(help="A label for the version.")] = None,
@@ -620,6 +703,7 @@ def build(
     """Run the build-split flow in this process and print the version it wrote."""
     from flows.build_split import build_split
 
+    _check_split(ctx, split)
     _one_line_errors_in_prefect_console()
     settings = get_settings()
     real_openalex = settings.openalex_url == Settings.model_fields["openalex_url"].default
@@ -636,13 +720,19 @@ def build(
 
 @app.command("audit")
 def audit_command(
+    ctx: typer.Context,
     splits_to_audit: Annotated[
-        list[str] | None, typer.Argument(help="Splits to audit (default: train and eval).")
+        list[str] | None,
+        typer.Argument(help="Splits to audit (default: each configured split with a version)."),
     ] = None,
 ) -> None:
-    """Re-run the leakage audit on each split's latest version; exit 1 if an instance fails."""
+    """Re-run the leakage audit on each split's latest version; exit 1 if an instance fails.
+
+    Without names, a split with no version yet is named and skipped."""
     from flows.audit import main as audit_main
 
+    for name in splits_to_audit or []:
+        _check_split(ctx, name)
     _one_line_errors_in_prefect_console()
     code = audit_main(splits_to_audit or [])
     if code:
@@ -662,6 +752,8 @@ def export_command(
     All or nothing: a public side that leaks fails the export and leaves no public file."""
     from inspire_build import exports
 
+    _check_split(ctx, split, version, warehouse_path)
+    _check_output_folder(out_dir, "--out")
     root: _Context = ctx.obj
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
         hashes = exports.export(con, root.settings, split, version, out_dir)
@@ -726,12 +818,15 @@ def eval_command(
 ) -> None:
     """Score a run (and trajectories) with nDCG@10, Recall@10, MRR, AnyHit@10, ≥3/≥5 hits
     and the exposure-selection-ranking funnel, with 95% bootstrap intervals."""
+    _check_split(ctx, split, version if split else None, warehouse_path)
     if ctx.invoked_subcommand is not None:
-        where = _warehouse_path(ctx, warehouse_path)
+        where = _warehouse_path(ctx, warehouse_path) if split else None
         ctx.obj = _EvalOptions(split, version, qrels, bootstrap_samples, where)
         return
     if run is None:
         raise InputError("give --run FILE (or use `inspire eval compare RUN_A RUN_B`)")
+    if plots is not None:
+        _check_output_folder(plots, "--plots")
     from inspire_build.evaluation import report
     from inspire_build.evaluation.evaluate import evaluate
 
@@ -757,8 +852,10 @@ def eval_command(
             made += figures.oracle_curve({label: scores.curve}, plots)
         for path in made:
             err.print(f"wrote {path}")
+    for line in report.notes(scores):
+        err.print(line)
     if as_json:
-        print(json.dumps({"aggregate": scores.aggregate, "per_instance": scores.per_instance}))
+        print(json.dumps(report.as_json(scores)))
         return
     for line in report.lines(scores):
         out.print(line)
@@ -770,7 +867,7 @@ class _EvalOptions:
     version: str | None
     qrels: Path | None
     samples: int
-    warehouse: Path
+    warehouse: Path | None  # with a split only
 
 
 @eval_app.command("compare")
@@ -787,6 +884,7 @@ def eval_compare(
 ) -> None:
     """Paired bootstrap differences (A - B) of every Table 2 metric, with 95% intervals; with
     both runs' trajectories, of the funnel too (exposed and selected gain: the paper's Table 4)."""
+    from inspire_build.evaluation import report
     from inspire_build.evaluation.evaluate import evaluate
     from inspire_build.evaluation.score import FUNNEL_PAIRED, TABLE2, paired
 
@@ -807,7 +905,10 @@ def eval_compare(
         for path, paths in ((run_a, trajectories_a), (run_b, trajectories_b))
     ]
     metrics = TABLE2 + (FUNNEL_PAIRED if trajectories_a else ())
-    out.print(f"{run_a.name} - {run_b.name}, paired over {len(scored[0].per_instance)} instances")
+    for line in report.notes(scored[0], run_a.name) + report.notes(scored[1], run_b.name):
+        err.print(line)
+    shared, against = len(scored[0].per_instance), report.against(scored[0])
+    out.print(f"{run_a.name} - {run_b.name}, paired over {shared} instances of {against}")
     differences = paired(scored[0], scored[1], metrics, options.samples)
     for metric, (mean, low, high) in differences.items():
         out.print(f"{metric:<20}{mean:>+8.3f}   [{low:+.3f}, {high:+.3f}]")
@@ -921,6 +1022,7 @@ def agent_run(
     from inspire_build.env import agents, run, store
     from inspire_build.env.core import SearchEnv
 
+    _check_split(ctx, split, version, warehouse_path)
     chosen_agent = agents.make_agent(agent)
     if policy is not None:
         from inspire_build.env.policy import Policy
@@ -967,6 +1069,7 @@ def hindsight_build(
     from inspire_build.env import backends, store
     from inspire_build.env.policy import train
 
+    _check_split(ctx, split, version, warehouse_path)
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
         chosen = version or splits.latest_version(con, split)
         info = hindsight.version_info(con, chosen)
@@ -1011,6 +1114,7 @@ def env_audit(
     post-filter, for the brief and each of its sentences on every instance."""
     from inspire_build.env import audit, run
 
+    _check_split(ctx, split, version, warehouse_path)
     root: _Context = ctx.obj
     rows = []
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
@@ -1103,6 +1207,7 @@ RevealOption = Annotated[
         "--debug-reveal-scores-to-agent",
         help="Debugging only: answer submit with the instance's scores (an answer oracle); "
         "warns, and marks every session it touches with scores_revealed.",
+        metavar="",
     ),
 ]
 
@@ -1125,6 +1230,7 @@ def env_serve(
     instance, kept in the warehouse."""
     from inspire_build.env import server
 
+    _check_split(ctx, split, version, warehouse_path)
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
         sessions = _tool_sessions(
             ctx, con, split, version, backend, budget, (run_path, trajectories), run_name,
@@ -1154,6 +1260,7 @@ def env_mcp(
     kept in the warehouse."""
     from inspire_build.env.mcp_server import create_mcp
 
+    _check_split(ctx, split, version, warehouse_path)
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
         sessions = _tool_sessions(
             ctx, con, split, version, backend, budget, (run_path, trajectories), run_name,
@@ -1295,6 +1402,14 @@ def main() -> None:
     except InspireError as error:
         err.print(f"error: {error}")
         sys.exit(error.exit_code)
+    except duckdb.Error as error:
+        # A damaged block surfaces when it is first read, mid-command; other DuckDB errors are
+        # bugs, and keep their traceback.
+        known = warehouse.translate(error)
+        if known is None:
+            raise
+        err.print(f"error: {known}")
+        sys.exit(known.exit_code)
     except pydantic.ValidationError as error:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in error.errors()

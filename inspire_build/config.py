@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     # The audit fails when the window attack ranks more than this share of targets first.
     window_attack_max_top1: float = Field(default=0.05, ge=0, le=1)
 
+    # Evaluation: the largest run, trajectories or qrels file read (MiB); a larger one is an error.
+    eval_max_input_mb: int = Field(default=256, ge=1)
+
     # Sources: where requests go, and whether the raw response store may be bypassed.
     source_mode: SourceMode = "auto"
     openalex_url: str = "https://api.openalex.org"
@@ -134,11 +137,12 @@ class Settings(BaseSettings):
         return {**data, "splits": merged}
 
     def split(self, name: str) -> SplitConfig:
-        """The named split's config, or a clear error listing the known names."""
+        """The named split's config, or a clear error listing the known names (in their
+        configured order: the defaults, then any added by the environment)."""
         try:
             return self.splits[name]
         except KeyError:
-            known = ", ".join(sorted(self.splits))
+            known = ", ".join(self.splits)
             raise InputError(f"unknown split {name!r}; known splits: {known}") from None
 
 

@@ -30,5 +30,9 @@ class WarehouseLockedError(WarehouseError):
     exit_code = 3
 
 
+class WarehouseCorruptError(WarehouseError):
+    """The warehouse file is damaged (a checksum mismatch) or is not a DuckDB database at all."""
+
+
 class MigrationError(WarehouseError):
     """A migration failed, is registered twice, or was edited after it was applied."""

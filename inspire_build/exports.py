@@ -26,7 +26,7 @@ import duckdb
 
 from inspire_build import boundary, boundary_store, card, sampling
 from inspire_build.config import Settings
-from inspire_build.errors import InspireError
+from inspire_build.errors import InputError, InspireError
 from inspire_build.splits import latest_version
 
 PUBLIC_FILES = ("instances.jsonl", "instances.parquet")
@@ -57,8 +57,11 @@ def export(
             f"the hash attack recovers {len(report.hash.recovered)} instance ID(s) of {version} "
             "from public data; rebuild the version (its IDs are not keyed)"
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.export-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.export-", dir=out.parent))
+    except OSError as error:
+        raise InputError(f"cannot write an export to {out}: {error.strerror or error}") from error
     try:
         _write_public(con, version, staging / "public")
         _write_private(con, version, staging / "private")

@@ -225,6 +225,14 @@ class SourceCodec:
     transient_statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
     credentials: Callable[[Settings], tuple[Params, dict[str, str]]] = lambda _: ((), {})
     max_in_flight: int | None = None
+    # Whether an answer with a transient status is in fact final, judged by its body: OpenAlex's
+    # 403 is its per-second limit only when it says so.
+    final_despite_status: Callable[[int, bytes], bool] = lambda _status, _body: False
+
+    def is_transient(self, status: int, body: bytes) -> bool:
+        """Worth a retry: a transient status whose body does not make it final. Every other
+        4xx (a malformed request, a wrong key, a missing record) is an answer, never retried."""
+        return status in self.transient_statuses and not self.final_despite_status(status, body)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -523,7 +531,7 @@ class HttpClient:
                 last_problem = type(error).__name__
                 self._back_off(codec, shown, attempt, attempts, last_problem, None)
                 continue
-            if raw.status_code in codec.transient_statuses:
+            if codec.is_transient(raw.status_code, raw.content):
                 last_problem = f"status {raw.status_code}"
                 self._back_off(
                     codec, shown, attempt, attempts, last_problem, raw.headers.get("Retry-After")

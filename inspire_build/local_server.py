@@ -1,7 +1,10 @@
-"""An ASGI app served on 127.0.0.1 in a background thread (the sandbox and the tool server)."""
+"""An ASGI app served on 127.0.0.1 in a background thread (the sandbox and the tool server),
+and the listening socket a foreground server is handed (:func:`bind`)."""
 
 from __future__ import annotations
 
+import errno
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -9,6 +12,8 @@ from contextlib import contextmanager
 
 import uvicorn
 from starlette.types import ASGIApp
+
+from inspire_build.errors import InspireError
 
 
 @contextmanager
@@ -31,3 +36,33 @@ def in_thread(app: ASGIApp, port: int = 0, what: str = "the server") -> Iterator
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def bind(port: int) -> socket.socket:
+    """A socket bound to 127.0.0.1:``port`` (0 picks a free one) for :func:`serve_on`.
+
+    Binding first, before anything is printed or loaded, makes a busy port one clear error
+    (an :class:`InspireError`, exit 1) instead of uvicorn's startup failure, and leaves no
+    moment in which another process can take the port between a check and the server's start.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restarts
+    try:
+        sock.bind(("127.0.0.1", port))
+    except (OSError, OverflowError) as error:
+        sock.close()
+        if isinstance(error, OSError) and error.errno == errno.EADDRINUSE:
+            reason = "is in use"
+        else:
+            reason = f"cannot be used ({getattr(error, 'strerror', None) or error})"
+        raise InspireError(
+            f"port {port} on 127.0.0.1 {reason}; choose another with --port"
+        ) from error
+    return sock
+
+
+def serve_on(app: ASGIApp, sock: socket.socket) -> None:
+    """Serve ``app`` in the foreground on a socket from :func:`bind` until interrupted."""
+    host, port = sock.getsockname()[:2]
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])

@@ -137,7 +137,12 @@ def _recorded_at(entry: Mapping[str, Any], headers: Mapping[str, str]) -> dt.dat
 
 def read_cassette(path: Path) -> Iterator[Interaction]:
     """Every interaction in one recorded file, whatever its layout."""
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not a readable cassette (not UTF-8 text)") from error
+    except OSError as error:
+        raise InputError(f"{path}: cannot be read ({error.strerror or error})") from error
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as error:

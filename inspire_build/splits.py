@@ -139,3 +139,29 @@ def latest_version(con: duckdb.DuckDBPyConnection, split: str) -> str:
     if not row:
         raise InputError(f"split {split!r} has no version yet; build it first")
     return str(row[0])
+
+
+def latest_versions(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """split -> its latest version, for every split that has one."""
+    rows = con.execute("SELECT split, version_id FROM latest_split_versions").fetchall()
+    return {str(split): str(version) for split, version in rows}
+
+
+def check_version(con: duckdb.DuckDBPyConnection, version: str) -> None:
+    """Refuse a version ID the warehouse does not hold, naming the ones it does (newest first)."""
+    known = [
+        str(v)
+        for (v,) in con.execute(
+            "SELECT version_id FROM split_versions ORDER BY created_at DESC, version_id"
+        ).fetchall()
+    ]
+    if version in known:
+        return
+    shown = ", ".join(known[:KNOWN_SHOWN]) + (", ..." if len(known) > KNOWN_SHOWN else "")
+    raise InputError(
+        f"unknown version {version!r}; "
+        + (f"known versions: {shown}" if known else "the warehouse has none yet; build a split")
+    )
+
+
+KNOWN_SHOWN = 10  # versions an unknown-version error lists

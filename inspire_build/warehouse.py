@@ -25,7 +25,12 @@ from pathlib import Path
 
 import duckdb
 
-from inspire_build.errors import MigrationError, WarehouseError, WarehouseLockedError
+from inspire_build.errors import (
+    MigrationError,
+    WarehouseCorruptError,
+    WarehouseError,
+    WarehouseLockedError,
+)
 
 MIGRATIONS_TABLE = "_migrations"
 _MIGRATION_NAME = re.compile(r"(?P<number>\d{4})_(?P<slug>[a-z0-9_]+)\.sql")
@@ -61,23 +66,58 @@ def load_migrations(folder: Traversable | None = None) -> list[Migration]:
     return [found[number] for number in sorted(found)]
 
 
-def connect(path: Path | str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse at ``path`` (``:memory:`` for tests), with a clear error on a lock."""
+def connect(
+    path: Path | str, *, read_only: bool = False, create: bool = True
+) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse at ``path`` (``:memory:`` for tests), with a clear error on a lock or a
+    corrupt file. A missing file is created, unless ``read_only`` or not ``create``."""
     target = str(path)
     if target != ":memory:":
         file = Path(target)
-        if read_only and not file.exists():
-            raise WarehouseError(f"no warehouse at {file}; create it with `inspire warehouse init`")
+        if read_only or not create:
+            require(file)
         file.parent.mkdir(parents=True, exist_ok=True)
     try:
         return duckdb.connect(target, read_only=read_only)
-    except duckdb.IOException as error:
-        if "lock" in str(error).lower():
-            raise WarehouseLockedError(
-                f"the warehouse {target} is in use by another process; DuckDB allows one "
-                f"writer at a time. Wait for it to finish or stop it. ({error})"
-            ) from error
-        raise WarehouseError(f"cannot open the warehouse {target}: {error}") from error
+    except duckdb.Error as error:
+        raise translate(error, target) or WarehouseError(
+            f"cannot open the warehouse {target}: {error}"
+        ) from error
+
+
+def require(path: Path) -> None:
+    """Refuse a path that holds no warehouse, saying how to make one."""
+    if not path.exists():
+        raise WarehouseError(f"no warehouse at {path}; create it with `inspire warehouse init`")
+
+
+# DuckDB tells these apart only in its messages. Match its phrases, not bare words: "lock" alone
+# also matches the "block" of a checksum error.
+_LOCKED = re.compile(r"could not set lock on file|conflicting lock is held", re.IGNORECASE)
+_CORRUPT = re.compile(
+    r"corrupt database file|does not match stored checksum|not a valid duckdb database file",
+    re.IGNORECASE,
+)
+
+
+def translate(error: duckdb.Error, target: Path | str = "") -> WarehouseError | None:
+    """The typed error for a locked or corrupt warehouse, else None (not a state of the file).
+
+    Corruption can surface at open or later, when a damaged block is first read, so the CLI
+    translates DuckDB errors that escape a command through here too.
+    """
+    where = f" {target}" if target else ""
+    if _LOCKED.search(str(error)):
+        return WarehouseLockedError(
+            f"the warehouse{where} is in use by another process; DuckDB allows one "
+            f"writer at a time. Wait for it to finish or stop it. ({error})"
+        )
+    if _CORRUPT.search(str(error)):
+        return WarehouseCorruptError(
+            f"the warehouse{where} is corrupt, or not a DuckDB database; restore it from a "
+            f"copy or build a new one. ({error})"
+        )
+    return None
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -130,8 +170,10 @@ def open_warehouse(
     *,
     wait_s: float = 0.0,
     say: Callable[[str], None] | None = None,
+    create: bool = True,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection with every migration applied, closed on exit.
+    """A read-write connection with every migration applied, closed on exit. A missing file is
+    created, unless not ``create``.
 
     With ``wait_s``, a warehouse locked by another process (another build) is retried every few
     seconds for up to that long, saying so, so that concurrent builds run one after another.
@@ -139,7 +181,7 @@ def open_warehouse(
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            con = connect(path)
+            con = connect(path, create=create)
             break
         except WarehouseLockedError:
             if time.monotonic() >= deadline:

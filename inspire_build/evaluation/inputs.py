@@ -1,4 +1,10 @@
-"""Reading runs, trajectories and qrels. A malformed line is an error naming its line number.
+"""Reading runs, trajectories and qrels. Every problem is an ``InputError`` naming the file and,
+where there is one, the line: nothing is scored from a file that is not exactly understood.
+
+Reading is two steps. ``read_bytes`` is the only I/O: it reads in chunks and stops at the size
+cap (``INSPIRE_EVAL_MAX_INPUT_MB``), so ``/dev/zero`` is an error, not an out-of-memory kill.
+``decode`` and the ``parse_*`` functions are pure: UTF-8 only (a BOM is dropped), one record per
+line, a duplicate instance line is an error naming both lines.
 
 IDs are normalised on the way in: a known ID in any scheme becomes the warehouse's paper ID
 through the crosswalk (so an agent may answer with a DOI, an arXiv ID, an OpenAlex or S2 ID);
@@ -7,15 +13,27 @@ otherwise it is kept in canonical ``scheme:value`` form, or as written if it is 
 
 from __future__ import annotations
 
+import codecs
 import json
-from collections.abc import Callable, Mapping
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from inspire_build.config import get_settings
 from inspire_build.errors import InputError, InvalidIdError
 from inspire_build.evaluation.funnel import Trajectory
 from inspire_build.ids import PaperId, parse_any_id
 
 Normaliser = Callable[[str], str]
+Lines = Sequence[tuple[int, str]]  # (line number, text) of the non-blank lines
+
+MIB = 1 << 20
+_CHUNK = MIB
+_TREC_RUN = "expected 'query Q0 doc rank score tag'"
+_QRELS = "expected 'query 0 doc relevance' with relevance 0, 1, 2 or 3"
+_WHOLE_NUMBER = re.compile(r"-?[0-9]+")
 
 
 def normaliser(crosswalk: Mapping[PaperId, str] | None = None) -> Normaliser:
@@ -31,65 +49,244 @@ def normaliser(crosswalk: Mapping[PaperId, str] | None = None) -> Normaliser:
     return normalise
 
 
-def _lines(path: Path) -> list[tuple[int, str]]:
-    if not path.exists():
-        raise InputError(f"no such file: {path}")
-    return [
-        (n, line)
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if line.strip()
-    ]
+# --- bytes and lines ---------------------------------------------------------------------------
 
 
-def read_qrels(path: Path, normalise: Normaliser) -> dict[str, dict[str, int]]:
-    """TREC qrels: ``query 0 doc relevance`` with relevance 0-3."""
+def max_input_bytes() -> int:
+    """The configured cap on one input file, in bytes."""
+    return get_settings().eval_max_input_mb * MIB
+
+
+def read_bytes(path: Path, max_bytes: int) -> bytes:
+    """The file's bytes, read in chunks; more than ``max_bytes`` is an error."""
+    chunks, size = [], 0
+    try:
+        with path.open("rb") as stream:
+            while chunk := stream.read(_CHUNK):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise InputError(
+                        f"{path}: larger than the {max_bytes / MIB:g} MiB cap on an input file "
+                        "(INSPIRE_EVAL_MAX_INPUT_MB)"
+                    )
+                chunks.append(chunk)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a file") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot be read ({error.strerror or error})") from None
+    return b"".join(chunks)
+
+
+def decode(data: bytes, source: str) -> list[tuple[int, str]]:
+    """UTF-8 bytes (a leading BOM is dropped) -> the numbered non-blank lines.
+
+    UTF-16/32, NUL bytes (binary data) and bytes that are not UTF-8 (Latin-1) are errors.
+    """
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise InputError(f"{source}: UTF-16 or UTF-32 text; save it as UTF-8")
+    lines = (
+        (number, _decode_line(raw, f"{source}:{number}"))
+        for number, raw in enumerate(data.removeprefix(codecs.BOM_UTF8).split(b"\n"), 1)
+    )
+    return [(number, text) for number, text in lines if text.strip()]
+
+
+def _decode_line(raw: bytes, where: str) -> str:
+    if b"\0" in raw:
+        raise InputError(f"{where}: a NUL byte: binary or UTF-16 data, not UTF-8 text")
+    try:
+        return raw.decode("utf-8").removesuffix("\r")
+    except UnicodeDecodeError as error:
+        byte = raw[error.start]
+        raise InputError(
+            f"{where}: not UTF-8 (byte 0x{byte:02x} at column {error.start + 1}); "
+            "save the file as UTF-8"
+        ) from None
+
+
+def _lines(path: Path, max_bytes: int | None) -> list[tuple[int, str]]:
+    cap = max_input_bytes() if max_bytes is None else max_bytes
+    return decode(read_bytes(path, cap), str(path))
+
+
+def _excerpt(line: str, width: int = 60) -> str:
+    return repr(line if len(line) <= width else line[:width] + "...")
+
+
+# --- qrels -------------------------------------------------------------------------------------
+
+
+def read_qrels(
+    path: Path, normalise: Normaliser, max_bytes: int | None = None
+) -> dict[str, dict[str, int]]:
+    return parse_qrels(_lines(path, max_bytes), normalise, str(path))
+
+
+def parse_qrels(lines: Lines, normalise: Normaliser, source: str) -> dict[str, dict[str, int]]:
+    """TREC qrels ``query 0 doc relevance``, relevance 0-3. A document graded twice for a query
+    (after normalisation) must have one grade; two grades are an error naming both lines."""
     qrels: dict[str, dict[str, int]] = {}
-    for number, line in _lines(path):
+    seen: dict[tuple[str, str], int] = {}
+    for number, line in lines:
+        where = f"{source}:{number}"
         parts = line.split()
-        if len(parts) != 4 or not parts[3].lstrip("-").isdigit() or not 0 <= int(parts[3]) <= 3:
-            raise InputError(f"{path}:{number}: expected 'query 0 doc relevance(0-3)': {line!r}")
-        qrels.setdefault(parts[0], {})[normalise(parts[2])] = int(parts[3])
+        if len(parts) != 4 or parts[3] not in ("0", "1", "2", "3"):
+            raise InputError(f"{where}: {_QRELS}: {_excerpt(line)}")
+        query, doc, grade = parts[0], normalise(parts[2]), int(parts[3])
+        first = seen.setdefault((query, doc), number)
+        if qrels.setdefault(query, {}).setdefault(doc, grade) != grade:
+            raise InputError(
+                f"{where}: query {query!r}, document {doc!r} graded {grade}, "
+                f"but {qrels[query][doc]} on line {first}"
+            )
     return qrels
 
 
-def read_run(path: Path, normalise: Normaliser) -> dict[str, list[str]]:
-    """JSONL ``{"instance_id", "ranking": [...]}`` or a TREC run ``q Q0 doc rank score tag``."""
+# --- runs --------------------------------------------------------------------------------------
+
+
+def read_run(
+    path: Path, normalise: Normaliser, max_bytes: int | None = None
+) -> dict[str, list[str]]:
+    return parse_run(_lines(path, max_bytes), normalise, str(path))
+
+
+def parse_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, list[str]]:
+    """JSONL ``{"instance_id", "ranking": [...]}`` or a TREC run ``q Q0 doc rank score tag``.
+
+    The first line decides the format; a line of the other format is an error. JSONL keeps the
+    list order and gives each instance one line; TREC sorts by score, ties in file order.
+    """
+    if not lines:
+        return {}
+    jsonl, first = _is_json(lines[0][1]), lines[0][0]
+    for number, line in lines:
+        if _is_json(line) != jsonl:
+            this, that = ("not a JSON object", "one") if jsonl else ("a JSON object", "TREC")
+            raise InputError(
+                f"{source}:{number}: {this}, but line {first} is {that}; "
+                "a run is all JSONL or all TREC"
+            )
+    return _jsonl_run(lines, normalise, source) if jsonl else _trec_run(lines, normalise, source)
+
+
+def _is_json(line: str) -> bool:
+    return line.lstrip().startswith("{")
+
+
+def _jsonl_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, list[str]]:
+    run: dict[str, list[str]] = {}
+    first: dict[str, int] = {}
+    for number, line in lines:
+        where = f"{source}:{number}"
+        record = _json_object(line, where, "run")
+        instance = _identifier(record.get("instance_id"), '"instance_id"', where, "run")
+        ranking = record.get("ranking")
+        if not isinstance(ranking, list):
+            raise InputError(f'{where}: malformed run line ("ranking" is not a list)')
+        _once(instance, number, first, where)
+        run[instance] = [
+            normalise(_identifier(d, "a ranking entry", where, "run")) for d in ranking
+        ]
+    return run
+
+
+def _trec_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, list[str]]:
     run: dict[str, list[tuple[float, int, str]]] = {}
-    for number, line in _lines(path):
-        if line.lstrip().startswith("{"):
-            try:
-                record = json.loads(line)
-                instance, ranking = str(record["instance_id"]), record["ranking"]
-                if not isinstance(ranking, list):
-                    raise TypeError("ranking is not a list")
-            except (ValueError, KeyError, TypeError) as error:
-                raise InputError(f"{path}:{number}: malformed run line ({error})") from error
-            entries = run.setdefault(instance, [])
-            entries += [
-                (-float(i), len(entries) + i, normalise(str(d))) for i, d in enumerate(ranking)
-            ]
-            continue
-        parts = line.split()
-        try:
-            score = float(parts[4])
-        except (IndexError, ValueError):
-            raise InputError(f"{path}:{number}: expected 'query Q0 doc rank score tag'") from None
-        entries = run.setdefault(parts[0], [])
-        entries.append((score, len(entries), normalise(parts[2])))
-    # TREC: higher score first; ties keep file order. JSONL: list order.
+    for number, line in lines:
+        query, doc, score = _trec_line(line, f"{source}:{number}")
+        entries = run.setdefault(query, [])
+        entries.append((score, len(entries), normalise(doc)))
     return {q: [d for _, _, d in sorted(e, key=lambda x: (-x[0], x[1]))] for q, e in run.items()}
 
 
-def read_trajectories(path: Path, normalise: Normaliser) -> dict[str, Trajectory]:
-    """JSONL ``{"instance_id", "steps": [{"tool", "query"?, "exposed": [...]}]}``."""
+def _trec_line(line: str, where: str) -> tuple[str, str, float]:
+    parts = line.split()
+    if len(parts) == 5:
+        raise InputError(f"{where}: no run tag (the sixth column); {_TREC_RUN}")
+    if len(parts) != 6:
+        raise InputError(f"{where}: {len(parts)} column(s); {_TREC_RUN}: {_excerpt(line)}")
+    query, q0, doc, rank, text, _tag = parts
+    if q0 != "Q0":
+        raise InputError(f"{where}: the second column is {q0!r}, not 'Q0'; {_TREC_RUN}")
+    if not _WHOLE_NUMBER.fullmatch(rank):
+        raise InputError(f"{where}: the rank {rank!r} is not a whole number; {_TREC_RUN}")
+    try:
+        score = float(text)
+    except ValueError:
+        raise InputError(f"{where}: the score {text!r} is not a number") from None
+    if not math.isfinite(score):
+        raise InputError(f"{where}: the score {text!r} is not a finite number")
+    return query, doc, score
+
+
+# --- trajectories ------------------------------------------------------------------------------
+
+
+def read_trajectories(
+    path: Path, normalise: Normaliser, max_bytes: int | None = None
+) -> dict[str, Trajectory]:
+    return parse_trajectories(_lines(path, max_bytes), normalise, str(path))
+
+
+def parse_trajectories(lines: Lines, normalise: Normaliser, source: str) -> dict[str, Trajectory]:
+    """JSONL ``{"instance_id", "steps": [{"tool", "query"?, "exposed": [...]}]}``, one line per
+    instance."""
     found: dict[str, Trajectory] = {}
-    for number, line in _lines(path):
-        try:
-            record = json.loads(line)
-            steps = tuple(
-                tuple(normalise(str(d)) for d in step["exposed"]) for step in record["steps"]
+    first: dict[str, int] = {}
+    for number, line in lines:
+        where = f"{source}:{number}"
+        record = _json_object(line, where, "trajectory")
+        instance = _identifier(record.get("instance_id"), '"instance_id"', where, "trajectory")
+        steps = record.get("steps")
+        if not isinstance(steps, list):
+            raise InputError(f'{where}: malformed trajectory line ("steps" is not a list)')
+        _once(instance, number, first, where)
+        found[instance] = Trajectory(
+            tuple(
+                tuple(normalise(d) for d in _exposed(s, n, where)) for n, s in enumerate(steps, 1)
             )
-            found[str(record["instance_id"])] = Trajectory(steps)
-        except (ValueError, KeyError, TypeError) as error:
-            raise InputError(f"{path}:{number}: malformed trajectory line ({error})") from error
+        )
     return found
+
+
+def _exposed(step: Any, n: int, where: str) -> list[str]:
+    exposed = step.get("exposed") if isinstance(step, dict) else None
+    if not isinstance(exposed, list):
+        raise InputError(f'{where}: malformed trajectory line (step {n}: "exposed" is not a list)')
+    return [_identifier(d, f"step {n}: an exposed entry", where, "trajectory") for d in exposed]
+
+
+# --- shared ------------------------------------------------------------------------------------
+
+
+def _json_object(line: str, where: str, kind: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError) as error:
+        raise InputError(f"{where}: malformed {kind} line (not JSON: {error})") from None
+    if not isinstance(record, dict):
+        raise InputError(f"{where}: malformed {kind} line (not a JSON object)")
+    return record
+
+
+def _identifier(value: Any, what: str, where: str, kind: str) -> str:
+    """An ID as written: a non-blank string, or an integer."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value
+    shown = "missing" if value is None else f"{type(value).__name__} {json.dumps(value)[:60]}"
+    raise InputError(f"{where}: malformed {kind} line ({what} is {shown}, not an ID)")
+
+
+def _once(instance: str, number: int, first: dict[str, int], where: str) -> None:
+    """Each instance has one line: a second one is an error naming both."""
+    earlier = first.setdefault(instance, number)
+    if earlier != number:
+        raise InputError(
+            f"{where}: instance {instance!r} again (first on line {earlier}); "
+            "give each instance one line"
+        )

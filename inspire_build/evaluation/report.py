@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from pathlib import Path
 
 import duckdb
 
@@ -20,12 +19,22 @@ TABLE3 = (
     "rank_quality",
     "total_calls",
 )
+SHOWN_UNKNOWN = 5  # unknown instance IDs named in a warning
+
+
+def against(scores: Scores) -> str:
+    """What was scored against: the split version, or the qrels file."""
+    if scores.version is not None:
+        return f"version {scores.version}"
+    return f"qrels file {scores.qrels_file}" if scores.qrels_file else "the given qrels"
 
 
 def lines(scores: Scores) -> list[str]:
     shown = [
-        f"{len(scores.per_instance)} instance(s); {scores.unknown_ids} submitted ID(s) "
-        "not among any instance's antecedents (scored as non-relevant)",
+        f"scored against {against(scores)}: {len(scores.per_instance)} instance(s)",
+        f"{len(scores.unknown_instances)} submitted instance ID(s) not in it (not scored); "
+        f"{scores.unknown_ids} submitted paper ID(s) not among any instance's antecedents "
+        "(scored as non-relevant)",
         "",
         f"{'metric':<22}{'value':>8}   95% interval",
     ]
@@ -43,18 +52,50 @@ def lines(scores: Scores) -> list[str]:
     return shown
 
 
+def notes(scores: Scores, run: str = "the run") -> list[str]:
+    """Warnings for stderr: submitted instance IDs that are not in what was scored against."""
+    found = []
+    for what, unknown in (
+        (run, scores.unknown_instances),
+        (f"{run}'s trajectories", scores.unknown_trajectories),
+    ):
+        if unknown:
+            more = ", ..." if len(unknown) > SHOWN_UNKNOWN else ""
+            named = ", ".join(unknown[:SHOWN_UNKNOWN]) + more
+            found.append(
+                f"warning: {len(unknown)} instance ID(s) in {what} not in {against(scores)}, "
+                f"not scored: {named}"
+            )
+    return found
+
+
+def as_json(scores: Scores) -> dict[str, object]:
+    """What ``inspire eval --json`` prints: the target, counts, means, intervals, per instance."""
+    return {
+        "version": scores.version,
+        "qrels_file": scores.qrels_file,
+        "instances": len(scores.per_instance),
+        "unknown_instance_ids": len(scores.unknown_instances),
+        "unknown_trajectory_instance_ids": len(scores.unknown_trajectories),
+        "unknown_paper_ids": scores.unknown_ids,
+        "aggregate": scores.aggregate,
+        "intervals": {metric: list(bounds) for metric, bounds in scores.intervals.items()},
+        "per_instance": scores.per_instance,
+    }
+
+
 def write(
     con: duckdb.DuckDBPyConnection,
     scores: Scores,
     name: str,
-    version: str | None,
-    run: Path,
+    digest: str,
     gains: str,
     samples: int,
     has_trajectories: bool,
 ) -> str:
-    """Write the run and its per-instance and aggregate ('*') scores; returns the run ID."""
-    digest = hashlib.sha256(run.read_bytes()).hexdigest()
+    """Write the run (``digest``: its file's sha256) and its per-instance and aggregate ('*')
+    scores against ``scores.version``; returns the run ID."""
+    version = scores.version
     run_id = hashlib.sha256(f"{name}\0{version}\0{digest}\0{gains}".encode()).hexdigest()[:16]
     rows = [
         {

@@ -30,11 +30,18 @@ FUNNEL_PAIRED = ("exposed_gain", "selected_gain", "no_relevant_exposed", "total_
 
 @dataclasses.dataclass(frozen=True)
 class Scores:
+    """Scores of every judged instance; the submitted instance IDs that were not judged (sorted)
+    are kept aside, never scored; ``version`` or ``qrels_file`` says what was scored against."""
+
     per_instance: dict[str, dict[str, float | None]]
     aggregate: dict[str, float]
     intervals: dict[str, tuple[float, float]]
-    unknown_ids: int
+    unknown_ids: int  # submitted paper IDs that are no judged instance's antecedent
     curve: dict[float, float] | None
+    unknown_instances: tuple[str, ...] = ()  # run instance IDs with no qrels
+    unknown_trajectories: tuple[str, ...] = ()  # trajectory instance IDs with no qrels
+    version: str | None = None
+    qrels_file: str | None = None
 
 
 def score(
@@ -46,7 +53,8 @@ def score(
     samples: int = bootstrap.SAMPLES,
     known: Callable[[str], bool] = lambda _: True,
 ) -> Scores:
-    """Every instance of ``qrels`` is scored; one with no submission scores 0."""
+    """Every instance of ``qrels`` is scored; one with no submission scores 0. Submitted
+    instances that ``qrels`` lacks are listed in ``unknown_instances``, not scored."""
     to_gain = GAINS[gains]
     per: dict[str, dict[str, float | None]] = {}
     rows: list[funnel.FunnelRow] = []
@@ -100,7 +108,15 @@ def score(
             [r.final for r in rows], [r.selected_gain for r in rows], samples
         )
         curve = funnel.oracle_curve(run, {i: to_gain(t) for i, t in qrels.items()}, trajectories)
-    return Scores(per, aggregate, intervals, unknown, curve)
+    return Scores(
+        per,
+        aggregate,
+        intervals,
+        unknown,
+        curve,
+        unknown_instances=tuple(sorted(set(run) - set(qrels))),
+        unknown_trajectories=tuple(sorted(set(trajectories or ()) - set(qrels))),
+    )
 
 
 def paired(

@@ -10,6 +10,8 @@ modes, so the pipeline runs against it unchanged with only its base URLs pointed
   interval. Every limit is multiplied by ``time_scale``, so tests run fast at the same ratios.
 - Faults, deterministic by seed: 5xx, 429/403, slow answers, dropped connections and truncated
   JSON, at ``fault_rate``.
+- Malformed parameters (``per-page=abc``, a foreign cursor, ``limit=abc``, ``start=-1``) answer
+  400 in each API's own error shape, as the real services do: never a 500 a client would retry.
 - The OpenAI-compatible API answers the pipeline's prompts from the world's truth
   (``llm_truth.py``); ``/_sandbox/llm/briefs`` and ``/_sandbox/llm/grades`` list the briefs
   and grade sheets it delivered, with what it planted in each.
@@ -19,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import collections
 import dataclasses
 import datetime as dt
 import logging
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -32,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -63,6 +66,8 @@ OPENALEX_FILTERS = (
 )
 S2_REFERENCE_FIELDS = ("contexts", "intents", "contextsWithIntent", "isInfluential")
 MAX_RESULTS_WITHOUT_CURSOR = 10_000
+OPENALEX_PER_PAGE_MAX = 200  # the real API's cap; the pipeline's client asks for 100
+S2_REFERENCES_LIMIT_MAX = 1000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -223,6 +228,18 @@ def _family(path: str) -> str | None:
 
 def _json(data: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(data), status_code=status, media_type="application/json")
+
+
+def _integer(value: str) -> int | None:
+    """A query parameter as an integer, or None when it is not one (``abc``, ``1.5``, ``""``).
+
+    Callers answer None with the API's own 400: a malformed request is the client's fault,
+    never the server's, so it must not look like a transient 500.
+    """
+    try:
+        return int(value)
+    except ValueError:
+        return None
 
 
 _RATE_ANSWERS = {
@@ -503,16 +520,68 @@ def _openalex_predicate(sandbox: Sandbox, key: str, values: list[str]) -> Callab
     return lambda record: False
 
 
+def _openalex_invalid(message: str) -> Response:
+    """OpenAlex's 400 for a malformed query: a final answer, never worth a retry."""
+    return _json({"error": "Invalid query parameters error.", "message": message}, 400)
+
+
+def _filter_value_problem(key: str, values: Sequence[str]) -> str | None:
+    """Why a filter's values are malformed for ``key``, or None when they are well formed."""
+    for value in values:
+        if key == "referenced_works_count" and _integer(value.lstrip("<>")) is None:
+            return f"Value for param {key} must be a number, optionally after < or >: {value!r}"
+        if key == "publication_year" and _integer(value) is None:
+            return f"Value for param {key} must be a number: {value!r}"
+        if key in ("from_publication_date", "to_publication_date") and not _is_iso_date(value):
+            return f"Value for param {key} must be a date in format YYYY-MM-DD: {value!r}"
+    return None
+
+
+def _is_iso_date(value: str) -> bool:
+    if len(value) != 10 or value[4] != "-" or value[7] != "-":
+        return False
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _cursor_start(cursor: str) -> int | None:
+    """The offset a cursor this sandbox issued stands for; None for any other cursor."""
+    if cursor == "*":
+        return 0
+    try:
+        start = _integer(base64.urlsafe_b64decode(cursor.encode()).decode())
+    except (binascii.Error, ValueError):  # not base64, or not text
+        return None
+    return start if start is not None and start >= 0 else None
+
+
 def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
-    per_page = int(query.get("per_page", query.get("per-page", "25")))
-    if not 1 <= per_page <= 100:
-        return _json(
-            {
-                "error": "Invalid query parameters error.",
-                "message": "per-page parameter must be between 1 and 100",
-            },
-            400,
+    per_page = _integer(query.get("per_page", query.get("per-page", "25")))
+    if per_page is None or not 1 <= per_page <= OPENALEX_PER_PAGE_MAX:
+        return _openalex_invalid(
+            f"per-page parameter must be between 1 and {OPENALEX_PER_PAGE_MAX}"
         )
+    cursor, page_number = query.get("cursor"), None
+    if cursor is not None:
+        start = _cursor_start(cursor)
+        if start is None:
+            return _openalex_invalid(
+                f"cursor {cursor!r} is not valid: start with cursor=* and pass each "
+                "page's meta.next_cursor"
+            )
+    else:
+        page_number = _integer(query.get("page", "1"))
+        if page_number is None or page_number < 1:
+            return _openalex_invalid("page parameter must be a positive integer")
+        start = (page_number - 1) * per_page
+        if start + per_page > MAX_RESULTS_WITHOUT_CURSOR:
+            return _openalex_invalid(
+                "Maximum results size of 10,000 records is exceeded. "
+                "Cursor pagination is required for records beyond 10,000."
+            )
     fields, problem = _openalex_select(query.get("select"))
     if problem:
         return _json(problem, 400)
@@ -521,14 +590,13 @@ def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
         key, _, value = clause.partition(":")
         key = key.strip().lower().replace("-", "_")
         if key not in OPENALEX_FILTERS:
-            return _json(
-                {
-                    "error": "Invalid query parameters error.",
-                    "message": f"{key} is not a valid field. Valid fields are "
-                    f"underscore or hyphenated versions of: {', '.join(OPENALEX_FILTERS)}",
-                },
-                400,
+            return _openalex_invalid(
+                f"{key} is not a valid field. Valid fields are "
+                f"underscore or hyphenated versions of: {', '.join(OPENALEX_FILTERS)}"
             )
+        wrong = _filter_value_problem(key, value.split("|"))
+        if wrong:
+            return _openalex_invalid(wrong)
         clauses.append((key, value.split("|")))
     if not sandbox.spend_daily():
         # The real budget resets at midnight UTC; the sandbox's day is scaled like its limits.
@@ -556,22 +624,6 @@ def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
             (sum((r.title + " " + r.abstract).lower().count(t) for t in terms), r) for r in matched
         ]
         matched = [r for score, r in sorted(scored, key=lambda s: (-s[0], s[1].key)) if score]
-    cursor = query.get("cursor")
-    if cursor is not None:
-        start = 0 if cursor == "*" else int(base64.urlsafe_b64decode(cursor.encode()).decode())
-        page_number = None
-    else:
-        page_number = int(query.get("page", "1"))
-        start = (page_number - 1) * per_page
-        if start + per_page > MAX_RESULTS_WITHOUT_CURSOR:
-            return _json(
-                {
-                    "error": "Invalid query parameters error.",
-                    "message": "Maximum results size of 10,000 records is exceeded. "
-                    "Cursor pagination is required for records beyond 10,000.",
-                },
-                400,
-            )
     page = matched[start : start + per_page]
     end = start + len(page)
     next_cursor = (
@@ -632,9 +684,13 @@ def _s2_references(sandbox: Sandbox, raw_id: str, query: dict[str, str]) -> Resp
     record = _s2_entity(sandbox, raw_id)
     if record is None:
         return _json({"error": f"Paper with id {raw_id} not found"}, 404)
-    offset, limit = int(query.get("offset", "0")), int(query.get("limit", "100"))
-    if not 1 <= limit <= 1000:
-        return _json({"error": "The limit parameter must be between 1 and 1000"}, 400)
+    offset, limit = _integer(query.get("offset", "0")), _integer(query.get("limit", "100"))
+    if offset is None or offset < 0:
+        return _json({"error": "The offset parameter must be an integer of at least 0"}, 400)
+    if limit is None or not 1 <= limit <= S2_REFERENCES_LIMIT_MAX:
+        return _json(
+            {"error": f"The limit parameter must be between 1 and {S2_REFERENCES_LIMIT_MAX}"}, 400
+        )
     fields, problem = _s2_fields(query.get("fields"))
     if problem:
         return _json(problem, 400)
@@ -666,8 +722,18 @@ def _s2_references(sandbox: Sandbox, raw_id: str, query: dict[str, str]) -> Resp
 # --- arXiv --------------------------------------------------------------------------------------
 
 
+def _arxiv_invalid(message: str) -> Response:
+    """arXiv's 400: an Atom feed holding one error entry, as for a malformed ID."""
+    body = payloads.atom_error(message, message.replace(" ", "_"))
+    return Response(body.encode(), 400, media_type="application/atom+xml")
+
+
 def _arxiv(sandbox: Sandbox, query: dict[str, str]) -> Response:
-    start, per_page = int(query.get("start", "0")), int(query.get("max_results", "10"))
+    start, per_page = _integer(query.get("start", "0")), _integer(query.get("max_results", "10"))
+    if start is None or per_page is None:
+        return _arxiv_invalid(f"{'start' if start is None else 'max_results'} must be an integer")
+    if start < 0 or per_page < 0:
+        return _arxiv_invalid(f"{'start' if start < 0 else 'max_results'} must be non-negative")
     listed = [i.strip() for i in query.get("id_list", "").split(",") if i.strip()]
     entries: list[str] = []
     matched: list[tuple[Record, int | None]] = []
@@ -675,10 +741,7 @@ def _arxiv(sandbox: Sandbox, query: dict[str, str]) -> Response:
         try:
             arxiv_id, version = ids.split_arxiv_version(raw)
         except InvalidIdError:
-            body = payloads.atom_error(
-                f"incorrect id format for {raw}", f"incorrect_id_format_for_{raw}"
-            )
-            return Response(body.encode(), 400, media_type="application/atom+xml")
+            return _arxiv_invalid(f"incorrect id format for {raw}")
         record = sandbox.by_arxiv.get(arxiv_id)
         if record is not None and (version is None or version in dict(record.arxiv_versions)):
             matched.append((record, version))
@@ -714,16 +777,11 @@ def running(world: World, config: SandboxConfig | None = None, port: int = 0) ->
         yield base
 
 
-def serve(world_dir: Path, config: SandboxConfig, port: int) -> None:
-    """Serve in the foreground (``inspire sandbox serve``)."""
+def serve(world_dir: Path, config: SandboxConfig, sock: socket.socket) -> None:
+    """Serve in the foreground (``inspire sandbox serve``) on a socket from
+    :func:`local_server.bind`, which the CLI binds before it prints anything."""
     logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
-    uvicorn.run(
-        create_app(load(world_dir), config),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        access_log=False,
-    )
+    local_server.serve_on(create_app(load(world_dir), config), sock)
 
 
 def settings_for(base_url: str, **overrides: object) -> Settings:

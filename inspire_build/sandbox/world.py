@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from inspire_build.errors import InputError
 from inspire_build.sampling import selection_order
 
 FIRST_DAY = dt.date(2012, 1, 1)
@@ -918,13 +919,24 @@ def write(world: World, out: Path) -> list[Path]:
 
 
 def load(folder: Path) -> World:
-    """Read a world written by :func:`write`."""
-    meta = json.loads((folder / WORLD_FILE).read_text(encoding="utf-8"))
-    records = []
-    with (folder / RECORDS_FILE).open(encoding="utf-8") as lines:
-        for line in lines:
-            raw = json.loads(line)
-            raw["references"] = [Citation(**c) for c in raw["references"]]
-            raw["arxiv_versions"] = [tuple(v) for v in raw["arxiv_versions"]]
-            records.append(Record(**raw))
-    return World(config=WorldConfig(**meta["config"]), topics=meta["topics"], records=records)
+    """Read a world written by :func:`write`. A folder without one, or with damaged files, is an
+    :class:`InputError` naming the file (and line) that failed."""
+    if not (folder / WORLD_FILE).is_file() or not (folder / RECORDS_FILE).is_file():
+        raise InputError(f"{folder} holds no world; create one with `inspire sandbox world`")
+    where = folder / WORLD_FILE
+    try:
+        meta = json.loads(where.read_text(encoding="utf-8"))
+        config = WorldConfig(**meta["config"])
+        records = []
+        where = folder / RECORDS_FILE
+        with where.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                where = folder / f"{RECORDS_FILE}:{number}"
+                raw = json.loads(line)
+                raw["references"] = [Citation(**c) for c in raw["references"]]
+                raw["arxiv_versions"] = [tuple(v) for v in raw["arxiv_versions"]]
+                records.append(Record(**raw))
+        return World(config=config, topics=meta["topics"], records=records)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        reason = f"{type(error).__name__}: {error}".splitlines()[0]
+        raise InputError(f"{where}: not a sandbox world's file ({reason})") from error

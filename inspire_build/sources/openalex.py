@@ -180,6 +180,22 @@ def credentials(settings: Settings) -> tuple[Params, dict[str, str]]:
     return params, {}
 
 
+def final_403(status: int, body: bytes) -> bool:
+    """A 403 that is not the per-second limit: a JSON error whose ``error``/``message`` speak of
+    no rate or limit (a key refused for an endpoint, say). A 403 without such a message (empty,
+    or an HTML page from the edge) is taken for the limit, and retried."""
+    if status != 403:
+        return False
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return False
+    if not isinstance(data, dict) or not (data.get("error") or data.get("message")):
+        return False
+    text = f"{data.get('error')} {data.get('message')}".lower()
+    return not any(word in text for word in ("rate", "limit", "too many"))
+
+
 CODEC = SourceCodec(
     name=NAME,
     default_base_url=BASE_URL,
@@ -190,6 +206,7 @@ CODEC = SourceCodec(
     # OpenAlex answers 403 when the per-second limit is hit, 429 for the daily one.
     transient_statuses=frozenset({403, 429, 500, 502, 503, 504}),
     credentials=credentials,
+    final_despite_status=final_403,
 )
 
 

@@ -32,6 +32,7 @@ def inspire(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="session")
 def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("conformance") / "real.duckdb"
+    assert inspire("warehouse", "init", "--warehouse", str(path)).returncode == 0
     result = inspire("snapshot", "import", str(REAL), "--warehouse", str(path))
     assert result.returncode == 0, result.stderr
     assert "arxiv 18, openalex 40, s2 7" in result.stdout

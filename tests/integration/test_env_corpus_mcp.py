@@ -149,6 +149,7 @@ def test_corpus_from_a_works_snapshot_file(
 ) -> None:
     _, generated, _ = split
     path = tmp_path / "w.duckdb"  # a fresh warehouse: no crosswalk, so only shared IDs merge
+    warehouse.connect(path).close()
     chosen = generated.records[:300]
     snapshot = tmp_path / name
     # A snapshot lists a work again in a later partition: the same ID, so one work.
@@ -197,6 +198,7 @@ def test_a_malformed_snapshot_line_is_named_and_leaves_the_corpus(
 ) -> None:
     _, generated, _ = split
     path = tmp_path / "w.duckdb"
+    warehouse.connect(path).close()
     good = tmp_path / "good.jsonl"
     _write_snapshot(good, _work_lines(generated.records[:20]))
     assert CliRunner().invoke(cli.app, ["corpus", "build", "--snapshot", str(good),
@@ -221,6 +223,7 @@ def test_a_corrupt_gzip_snapshot_is_named_and_leaves_the_corpus(
 ) -> None:
     _, generated, _ = split
     path = tmp_path / "w.duckdb"
+    warehouse.connect(path).close()
     good = tmp_path / "good.jsonl"
     _write_snapshot(good, _work_lines(generated.records[:20]))
     assert CliRunner().invoke(cli.app, ["corpus", "build", "--snapshot", str(good),

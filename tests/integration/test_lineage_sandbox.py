@@ -156,6 +156,7 @@ def test_cli_select_resolve_and_stats(base: str, tmp_path: Path) -> None:
             timeout=300,
         )
 
+    assert inspire("warehouse", "init").returncode == 0  # only init and build make one
     selected = inspire("targets", "select", "--split", "train", "--limit", "3")
     assert selected.returncode == 0, selected.stderr
     chosen = [line for line in selected.stdout.splitlines() if line.startswith("openalex:")]

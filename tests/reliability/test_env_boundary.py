@@ -53,6 +53,12 @@ TITLES = {
 def _warehouse(path: Path) -> Path:
     """Two instances of version v1 and a corpus of a few works, all before the cutoff."""
     with warehouse.open_warehouse(path) as con:
+        con.execute(
+            "INSERT INTO split_versions (version_id, split, config_hash, code_version, "
+            "prompt_hashes, models, counts, created_at, status) "
+            "VALUES (?, 'eval', 'h', '0', '{}', '{}', '{}', now(), 'complete')",
+            [VERSION],
+        )
         for instance, brief in (
             ("i1", "Sparse retrieval indexes must scale to sharded memory."),
             ("i2", "Dense retrieval needs memory for passages."),

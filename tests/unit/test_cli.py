@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-import click
 import pytest
 import typer.main
+from typer.core import TyperGroup, TyperOption
 
 from inspire_build import warehouse
 from inspire_build.cli import app
@@ -115,17 +117,18 @@ def test_invalid_configuration_is_a_one_line_error(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+# typer vendors click: its commands are not click's classes, so walk typer's own.
+def _commands(group: TyperGroup, prefix: str = "") -> list[tuple[str, Any]]:
     found = []
     for name, command in group.commands.items():
         found.append((prefix + name, command))
-        if isinstance(command, click.Group):
+        if isinstance(command, TyperGroup):
             found.extend(_commands(command, prefix + name + " "))
     return found
 
 
 @pytest.mark.parametrize("name_command", _commands(typer.main.get_group(app)), ids=lambda c: c[0])
-def test_every_command_has_help_text(name_command: tuple[str, click.Command]) -> None:
+def test_every_command_has_help_text(name_command: tuple[str, Any]) -> None:
     name, command = name_command
     assert command.help and command.help.strip(), f"`inspire {name}` has no help text"
 
@@ -187,3 +190,59 @@ def test_sandbox_world_serve_and_env(tmp_path: Path) -> None:
     assert "export INSPIRE_S2_URL=http://127.0.0.1:9999/graph/v1" in env.stdout.splitlines()
     missing = inspire("sandbox", "serve", "--world", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "holds no world" in missing.stderr
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["bound", "listening"])
+def test_sandbox_serve_on_a_busy_port_is_one_error_before_any_output(
+    tmp_path: Path, listening: bool
+) -> None:
+    import socket
+
+    from inspire_build.sandbox import world as W
+
+    W.write(W.generate(W.WorldConfig(seed=5, papers=60)), tmp_path / "world")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        if listening:
+            busy.listen()
+        port = busy.getsockname()[1]
+        result = inspire(
+            "sandbox", "serve", "--world", str(tmp_path / "world"), "--port", str(port)
+        )
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == ""  # no export lines for a sandbox that never started
+    assert result.stderr.splitlines() == [
+        f"error: port {port} on 127.0.0.1 is in use; choose another with --port"
+    ]
+
+
+def test_version_prints_the_package_version() -> None:
+    from inspire_build import __version__
+
+    result = inspire("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"inspire {__version__}\n"
+
+
+def test_boolean_options_are_plain_flags_in_help() -> None:
+    help_text = inspire("eval", "--help", env={**os.environ, "COLUMNS": "200"}).stdout
+    json_line = next(line for line in help_text.splitlines() if "--json" in line)
+    shown = json_line.split("--json", 1)[1].strip(" │")
+    assert shown and not shown.startswith(("<", "[", "BOOL", "TEXT")), json_line
+    assert "--no-json" not in help_text
+
+
+def test_every_boolean_option_is_a_flag_without_a_value() -> None:
+    root = typer.main.get_group(app)
+    flags = [
+        (name, param)
+        for name, command in [("", root), *_commands(root)]
+        for param in command.params
+        if isinstance(param, TyperOption) and param.is_flag
+    ]
+    assert len(flags) >= 20  # --json and --offline on many commands, --hostile, --version, ...
+    for name, param in flags:
+        shown = param.display_type_rich(typer.Context(root))
+        assert not shown, f"`inspire {name}` shows {param.opts[0]} {shown}"
+        assert not param.secondary_opts, f"`inspire {name}` has {param.secondary_opts}"
+        assert param.default is False, f"`inspire {name} {param.opts[0]}` defaults to True"

@@ -49,7 +49,7 @@ def test_partial_split_settings_merge_over_the_defaults(monkeypatch: pytest.Monk
 
 
 def test_unknown_split_names_the_known_ones() -> None:
-    with pytest.raises(InputError, match="known splits: eval, train"):
+    with pytest.raises(InputError, match="known splits: train, eval"):
         Settings().split("test")
 
 

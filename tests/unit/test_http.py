@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import threading
 from collections.abc import Iterator
+from http import HTTPStatus
 from pathlib import Path
 
 import duckdb
@@ -128,6 +129,39 @@ def test_final_errors_are_typed_and_carry_the_server_message() -> None:
     with server.running(), pytest.raises(http.NotFound, match=expected):
         client_for(server).get("s2", "/paper/CorpusId:1")
     assert len(server.seen) == 1  # a 404 is an answer, not a transient failure
+
+
+# Every client error except 429: a malformed request, a wrong key, a missing record.
+FINAL_4XX = [int(s) for s in HTTPStatus if 400 <= s < 500 and s != HTTPStatus.TOO_MANY_REQUESTS]
+OPENALEX_PER_SECOND_403 = b'{"error": "Too many requests", "message": "Per-second rate limit hit"}'
+PATHS = {"openalex": "/works", "s2": "/paper/CorpusId:1", "arxiv": ""}
+
+
+@pytest.mark.parametrize("source", ["openalex", "s2", "arxiv"])
+def test_a_4xx_is_never_retried_except_429_and_openalexs_per_second_403(source: str) -> None:
+    def handler(seen: Seen) -> Reply:
+        status = int(dict(seen.query)["status"])
+        if status == 403 and dict(seen.query).get("rate") == "1":
+            return Reply(403, OPENALEX_PER_SECOND_403)
+        # A 403 that is not about the rate: OpenAlex's too is final.
+        return Reply(status, b'{"error": "Forbidden", "message": "this key may not do that"}')
+
+    server = LocalServer(handler)
+    with server.running():
+        client = client_for(server, http_max_retries=3)
+        for status in FINAL_4XX:
+            before = len(server.seen)
+            with pytest.raises(http.ApiError) as raised:
+                client.get(source, PATHS[source], [("status", str(status))])
+            assert raised.value.status == status
+            assert len(server.seen) - before == 1, f"{source} {status} was retried"
+        retried = [429, 403] if source == "openalex" else [429]
+        for status in retried:
+            before = len(server.seen)
+            with pytest.raises(http.RetriesExhausted, match=f"status {status}"):
+                client.get(source, PATHS[source], [("status", str(status)), ("rate", "1")])
+            assert len(server.seen) - before == 4  # the first try and 3 retries
+    assert client.stats[source].retries == 3 * len(retried)
 
 
 def test_timeouts_and_dropped_connections_are_retried() -> None:

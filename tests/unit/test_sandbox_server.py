@@ -3,6 +3,7 @@ with only their base URLs changed: paging, batch limits, every rate-limit answer
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
@@ -87,14 +88,68 @@ def test_openalex_page_paging_and_limits(base: str) -> None:
     c = client(base)
     first = c.get("openalex", "/works", [("per_page", "5"), ("page", "2")]).json()
     assert first["meta"]["page"] == 2 and len(first["results"]) == 5
-    with pytest.raises(http.BadRequest, match="between 1 and 100"):
-        c.get("openalex", "/works", [("per_page", "101")])
+    with pytest.raises(http.BadRequest, match="between 1 and 200"):
+        c.get("openalex", "/works", [("per_page", "201")])
     with pytest.raises(http.BadRequest, match="primary_location.source"):
         c.get("openalex", "/works", [("select", "id,primary_location.source")])
     with pytest.raises(http.BadRequest, match="10,000"):
         c.get("openalex", "/works", [("per_page", "100"), ("page", "101")])
     with pytest.raises(http.NotFound):
         c.get("openalex", "/works/W1")
+
+
+@pytest.mark.parametrize("name", ["per_page", "per-page"])
+def test_openalex_pages_hold_up_to_200_as_the_real_api(base: str, name: str) -> None:
+    page = client(base).get("openalex", "/works", [(name, "200")]).json()
+    assert page["meta"]["per_page"] == 200 and len(page["results"]) == 200
+
+
+# A real OpenAlex next_cursor (../shared/fixtures/real/openalex/oa_snowball.yml): a cursor that
+# this sandbox never issued.
+FOREIGN_CURSOR = "IlsnLUluZmluaXR5JywgMCwgJ2h0dHBzOi8vb3BlbmFsZXgub3JnL1czMDQ1OTIxODkxJ10i"
+MALFORMED = [
+    ("openalex", "/works", [("per-page", "abc")], "per-page parameter must be between 1 and 200"),
+    ("openalex", "/works", [("per_page", "0")], "per-page parameter must be between 1 and 200"),
+    ("openalex", "/works", [("page", "abc")], "page parameter must be a positive integer"),
+    ("openalex", "/works", [("page", "0")], "page parameter must be a positive integer"),
+    ("openalex", "/works", [("cursor", FOREIGN_CURSOR)], "is not valid: start with cursor=\\*"),
+    ("openalex", "/works", [("cursor", "%%%")], "is not valid"),
+    ("openalex", "/works", [("filter", "referenced_works_count:abc")], "must be a number"),
+    ("openalex", "/works", [("filter", "referenced_works_count:>")], "must be a number"),
+    ("openalex", "/works", [("filter", "publication_year:2020|20x0")], "must be a number"),
+    ("openalex", "/works", [("filter", "from_publication_date:2020-13-01")], "YYYY-MM-DD"),
+    ("openalex", "/works", [("filter", "to_publication_date:abc")], "YYYY-MM-DD"),
+    ("s2", "/references", [("limit", "abc")], "limit parameter must be between 1 and 1000"),
+    ("s2", "/references", [("offset", "-5")], "offset parameter must be an integer"),
+    ("s2", "/references", [("offset", "abc")], "offset parameter must be an integer"),
+    ("arxiv", "", [("search_query", "all:x"), ("start", "abc")], "start must be an integer"),
+    ("arxiv", "", [("search_query", "all:x"), ("start", "-1")], "start must be non-negative"),
+    ("arxiv", "", [("id_list", "1"), ("max_results", "x")], "max_results must be an integer"),
+]
+
+
+@pytest.mark.parametrize(("source", "path", "params", "message"), MALFORMED)
+def test_malformed_parameters_are_a_400_never_a_500(
+    world: W.World, base: str, source: str, path: str, params: list[tuple[str, str]], message: str
+) -> None:
+    """As the real APIs answer: the client's mistake is final (http.py never retries a 400)."""
+    prefix = {"openalex": "", "s2": "/graph/v1", "arxiv": "/api/query"}[source]
+    if path == "/references":
+        path = f"/paper/{world.records[0].s2}/references"
+    answer = httpx.get(base + prefix + path, params=params)
+    assert answer.status_code == 400
+    assert re.search(message, CODECS[source].error_message(answer.content))
+
+
+def test_well_formed_filter_values_still_match(world: W.World, base: str) -> None:
+    year = world.records[0].publication_date[:4]
+    c = client(base)
+    for clause in (
+        f"publication_year:{year}",
+        "referenced_works_count:>0",
+        "from_publication_date:2012-01-01",
+    ):
+        assert c.get("openalex", "/works", [("filter", clause)]).json()["meta"]["count"] > 0
 
 
 def test_openalex_candidate_filter_selects_cs_arxiv_works(world: W.World, base: str) -> None:

@@ -1,0 +1,220 @@
+"""`inspire eval` as a user runs it: a bad input is one `error:` line and exit 2, never a
+traceback and never a score; unknown instance IDs are refused or reported; --json is complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from inspire_build import warehouse
+
+QRELS = "i1 0 a 3\ni1 0 b 1\ni2 0 c 2\n"
+RUN = '{"instance_id": "i1", "ranking": ["a"]}\n{"instance_id": "i2", "ranking": ["x", "c"]}\n'
+TRAJECTORIES = '{"instance_id": "i1", "steps": [{"tool": "search", "exposed": ["a"]}]}\n'
+
+
+def inspire(
+    *args: str | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "inspire_build", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def one_error(result: subprocess.CompletedProcess[str], *fragments: str) -> str:
+    """The command failed with exit 2 and exactly one `error:` line holding each fragment."""
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert result.stdout == ""
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: "), line
+    for fragment in fragments:
+        assert fragment in line, line
+    return line
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def with_qrels(tmp_path: Path, run: Path, *extra: str | Path) -> subprocess.CompletedProcess[str]:
+    qrels = write(tmp_path / "q.trec", QRELS)
+    return inspire("eval", "--qrels", qrels, "--run", run, "--bootstrap", "20", *extra)
+
+
+@pytest.fixture
+def split_warehouse(tmp_path: Path) -> Path:
+    """A warehouse holding version eval-x of split eval, with instances i1 and i2."""
+    path = tmp_path / "w.duckdb"
+    con = warehouse.connect(path)
+    warehouse.migrate(con)
+    con.execute(
+        "INSERT INTO split_versions (version_id, split, config_hash, code_version, prompt_hashes,"
+        " models, counts, created_at, status) "
+        "VALUES ('eval-x', 'eval', 'h', '0', '{}', '{}', '{}', now(), 'complete')"
+    )
+    con.execute(
+        "INSERT INTO qrels VALUES ('eval-x', 'i1', 'a', 3, 'problem'), "
+        "('eval-x', 'i1', 'b', 1, 'background'), ('eval-x', 'i2', 'c', 2, 'method')"
+    )
+    con.close()
+    return path
+
+
+def against_split(warehouse_path: Path, run: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return inspire(
+        "eval", "--split", "eval", "--version", "eval-x", "--run", run,
+        "--warehouse", warehouse_path, "--bootstrap", "20", *extra,
+    )  # fmt: skip
+
+
+def eval_runs(path: Path) -> int:
+    con = warehouse.connect(path, read_only=True)
+    try:
+        row = con.execute("SELECT count(*) FROM eval_runs").fetchone()
+    finally:
+        con.close()
+    return int(row[0]) if row else 0
+
+
+# --- unknown instance IDs ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"instance_id": "made-up", "ranking": ["a"]}\n', ""],
+    ids=["another-version", "empty"],
+)
+def test_a_run_with_no_instance_of_the_version_is_refused(
+    split_warehouse: Path, tmp_path: Path, content: str
+) -> None:
+    result = against_split(split_warehouse, write(tmp_path / "r.jsonl", content))
+    if content:
+        one_error(result, "none of the 1 instance ID(s) in run", "2 instance(s) of version eval-x")
+    else:
+        one_error(result, "r.jsonl holds no instance", "version eval-x")
+    assert eval_runs(split_warehouse) == 0  # nothing written
+
+
+def test_some_unknown_instances_are_reported_and_the_version_is_printed(
+    split_warehouse: Path, tmp_path: Path
+) -> None:
+    run = write(tmp_path / "r.jsonl", RUN + '{"instance_id": "zz", "ranking": ["a"]}\n')
+    text = against_split(split_warehouse, run)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("scored against version eval-x: 2 instance(s)")
+    assert text.stderr.strip() == (
+        "warning: 1 instance ID(s) in the run not in version eval-x, not scored: zz"
+    )
+    shown = json.loads(against_split(split_warehouse, run, "--json").stdout)
+    assert shown["version"] == "eval-x" and shown["unknown_instance_ids"] == 1
+    assert shown["instances"] == 2 and shown["unknown_paper_ids"] == 1  # "x"
+
+
+def test_json_has_intervals_and_unknown_counts(tmp_path: Path) -> None:
+    run = write(tmp_path / "r.jsonl", RUN + '{"instance_id": "zz", "ranking": []}\n')
+    trajectories = write(tmp_path / "t.jsonl", TRAJECTORIES + TRAJECTORIES.replace("i1", "yy"))
+    result = with_qrels(tmp_path, run, "--json", "--trajectories", trajectories)
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(result.stdout)
+    assert shown["version"] is None and shown["qrels_file"].endswith("q.trec")
+    assert shown["unknown_instance_ids"] == 1 and shown["unknown_trajectory_instance_ids"] == 1
+    low, high = shown["intervals"]["ndcg@10"]
+    assert low <= shown["aggregate"]["ndcg@10"] <= high
+    assert {"exposed_gain", "gain_kept", "rank_quality"} <= set(shown["intervals"])
+    assert len(result.stderr.strip().splitlines()) == 2  # one warning per file
+
+
+# --- duplicates, bad values, encodings and odd files: one line, exit 2 -------------------------
+
+
+BAD_RUNS: dict[str, tuple[str | bytes, tuple[str, ...]]] = {
+    "duplicate-instance": (RUN + RUN.splitlines()[0], (":3: instance 'i1' again", "line 1")),
+    "nan-score": (
+        "i1 Q0 a 1 1.0 t\ni1 Q0 b 2 nan t\n",
+        (":2: the score 'nan' is not a finite number",),
+    ),
+    "q0-column": ("i1 XX a 1 1.0 t\n", (":1: the second column is 'XX', not 'Q0'",)),
+    "missing-tag": ("i1 Q0 a 1 1.0\n", (":1: no run tag",)),
+    "trec-in-jsonl": (RUN + "i1 Q0 a 1 1.0 t\n", (":3: not a JSON object, but line 1 is",)),
+    "ranking-string": ('{"instance_id": "i1", "ranking": "a"}\n', ('"ranking" is not a list',)),
+    "latin-1": ('{"instance_id": "i1", "ranking": ["café"]}\n'.encode("latin-1"), ("not UTF-8",)),
+    "utf-16": (RUN.encode("utf-16"), ("UTF-16 or UTF-32 text",)),
+    "binary": (bytes(range(256)) * 4, (":1: a NUL byte",)),
+}
+
+
+@pytest.mark.parametrize("case", BAD_RUNS, ids=list(BAD_RUNS))
+def test_a_bad_run_is_one_error_line(tmp_path: Path, case: str) -> None:
+    content, fragments = BAD_RUNS[case]
+    one_error(with_qrels(tmp_path, write(tmp_path / "r.run", content)), "r.run", *fragments)
+
+
+def test_bad_qrels_and_trajectories_are_one_error_line(tmp_path: Path) -> None:
+    run = write(tmp_path / "r.jsonl", RUN)
+    for qrels, fragment in (
+        (QRELS + "i1 0 a 1\n", "q.trec:4: query 'i1', document 'a' graded 1, but 3 on line 1"),
+        ("i1 0 a ²\n", "q.trec:1: expected 'query 0 doc relevance'"),
+    ):
+        write(tmp_path / "q.trec", qrels)
+        result = inspire("eval", "--qrels", tmp_path / "q.trec", "--run", run)
+        one_error(result, fragment)
+    for trajectories, fragment in (
+        (TRAJECTORIES * 2, "t.jsonl:2: instance 'i1' again (first on line 1)"),
+        (TRAJECTORIES.replace('["a"]', '"a"'), "t.jsonl:1: malformed trajectory line (step 1"),
+    ):
+        path = write(tmp_path / "t.jsonl", trajectories)
+        one_error(with_qrels(tmp_path, run, "--trajectories", path), fragment)
+
+
+def test_a_utf8_bom_is_accepted(tmp_path: Path) -> None:
+    run = write(tmp_path / "r.jsonl", b"\xef\xbb\xbf" + RUN.encode())
+    result = with_qrels(tmp_path, run, "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["aggregate"]["mrr"] == pytest.approx(0.75)
+
+
+def test_a_directory_or_a_missing_file_is_one_error_line(tmp_path: Path) -> None:
+    one_error(with_qrels(tmp_path, tmp_path), "is a directory, not a file")
+    one_error(with_qrels(tmp_path, tmp_path / "nope.jsonl"), "nope.jsonl: no such file")
+
+
+def test_compare_on_a_binary_file_is_one_error_line(tmp_path: Path) -> None:
+    write(tmp_path / "q.trec", QRELS)
+    binary = write(tmp_path / "b.run", bytes(range(256)))
+    result = inspire(
+        "eval", "--qrels", tmp_path / "q.trec", "compare", write(tmp_path / "a.jsonl", RUN), binary
+    )
+    one_error(result, "b.run:1: a NUL byte")
+
+
+# --- size --------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_dev_zero_stops_at_the_size_cap(tmp_path: Path) -> None:
+    started = time.monotonic()
+    one_error(with_qrels(tmp_path, Path("/dev/zero")), "larger than the 256 MiB cap")
+    assert time.monotonic() - started < 30
+
+
+def test_the_size_cap_is_a_setting(tmp_path: Path) -> None:
+    run = write(tmp_path / "r.jsonl", RUN + " " * (1 << 20))
+    assert with_qrels(tmp_path, run).returncode == 0
+    capped = inspire(
+        "eval", "--qrels", tmp_path / "q.trec", "--run", run, env={"INSPIRE_EVAL_MAX_INPUT_MB": "1"}
+    )
+    one_error(capped, "r.jsonl: larger than the 1 MiB cap", "INSPIRE_EVAL_MAX_INPUT_MB")
