@@ -1,7 +1,8 @@
 """Are the built benchmark's briefs, audits and grades valid? Measured against a world's truth.
 
-For each failure profile (the truthful endpoint's default rates, then raised ones), build an
-eval split with the openai backend against a sandbox world, then score it against the truth:
+For each failure profile (the truthful endpoint's default rates, then raised ones, then the
+default rates graded in one reading instead of two), build an eval split with the openai
+backend against a sandbox world, then score it against the truth:
 
 - the share of planted identity leaks (method name, acronym, title 4-gram) the audit caught,
   of planted mechanism leaks (mechanism words, result numbers), and of clean briefs it wrongly
@@ -43,6 +44,8 @@ from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.sources import make_client
 
 RAISED = 3.0  # the raised profile multiplies every failure rate by this
+# (name, raised rates, grade readings): the default grader, the raised rates, and one reading
+PROFILES = (("default", False, 2), ("raised", True, 2), ("default, one reading", False, 1))
 BUDGET = 20
 INSTANCE_KEY = "5a" * 32  # a fixed key: every build of a profile gets the same cutoffs
 
@@ -129,12 +132,14 @@ def retrieval(
     return brief, best
 
 
-def measure(root: Path, seed: int, papers: int, targets: int, raised: bool) -> dict[str, Any]:
+def measure(
+    root: Path, seed: int, papers: int, targets: int, raised: bool, readings: int
+) -> dict[str, Any]:
     """Build an eval split against the truthful endpoint and score it against the truth."""
     generated = world.generate(world.WorldConfig(seed=seed, papers=papers))
     truth = {str(t["key"]): t for t in world.ground_truth(generated)}
     ids = world_ids(generated)
-    path = root / f"{'raised' if raised else 'default'}" / "w.duckdb"
+    path = root / f"{'raised' if raised else 'default'}-{readings}" / "w.duckdb"
     path.parent.mkdir(parents=True)
     config = sandbox.SandboxConfig(
         time_scale=1000,
@@ -147,6 +152,7 @@ def measure(root: Path, seed: int, papers: int, targets: int, raised: bool) -> d
             llm_backend="openai",
             llm_model="sandbox-gpt",
             instance_key=INSTANCE_KEY,  # the keyed cutoffs, and so the figures, repeat
+            grade_readings=readings,
         )
         with warehouse.open_warehouse(path) as con:
             row = pipeline.build_split(con, make_client(settings, con), settings, "eval", targets)
@@ -154,6 +160,9 @@ def measure(root: Path, seed: int, papers: int, targets: int, raised: bool) -> d
             written = requests.get(f"{base}/_sandbox/llm/briefs", timeout=30).json()
             briefs = brief_outcomes(con, written)
             pairs, gold, true = grade_pairs(con, version, ids, truth)
+            [grade_calls] = con.execute(
+                "SELECT count(*) FROM llm_calls WHERE prompt_name = 'grade'"
+            ).fetchone() or [0]
     bm25, oracle = retrieval(path, generated, ids, version)
     counts, selected = row["counts"], targets  # a 2,000-paper world has more candidates
     scored = validity.gold_scores(gold, true)
@@ -174,6 +183,7 @@ def measure(root: Path, seed: int, papers: int, targets: int, raised: bool) -> d
         "grade_kappa": validity.quadratic_kappa(pairs),
         "grade_exact": validity.exact(pairs),
         "graded_references": len(pairs),
+        "grade_calls": int(grade_calls),
         "antecedent_precision": scored.precision,
         "antecedent_recall": scored.recall,
         "bm25_brief_ndcg10": bm25,
@@ -214,7 +224,8 @@ def report(name: str, figures: Mapping[str, Any], seconds: float) -> None:
     )
     print(
         f"  grades vs truth         kappa {figures['grade_kappa']:.3f}, exact "
-        f"{figures['grade_exact']:.3f} over {figures['graded_references']:.0f} references"
+        f"{figures['grade_exact']:.3f} over {figures['graded_references']:.0f} references, "
+        f"{figures['grade_calls']:.0f} grade calls"
     )
     print(
         f"  gold vs antecedents     precision {figures['antecedent_precision']:.3f}, "
@@ -235,10 +246,20 @@ def main() -> None:
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as folder:
-        for name, raised in (("default", False), ("raised", True)):
+        for name, raised, readings in PROFILES:
             started = time.perf_counter()
-            results[name] = measure(Path(folder), args.seed, args.papers, args.targets, raised)
+            results[name] = measure(
+                Path(folder), args.seed, args.papers, args.targets, raised, readings
+            )
             report(name, results[name], time.perf_counter() - started)
+    one, two = results["default, one reading"], results["default"]
+    cost = two["grade_calls"] / max(one["grade_calls"], 1)
+    print("== grade readings: 2 (default) vs 1 ==")
+    print(
+        f"  antecedent precision {two['antecedent_precision']:.3f} vs "
+        f"{one['antecedent_precision']:.3f}; kappa {two['grade_kappa']:.3f} vs "
+        f"{one['grade_kappa']:.3f}; grade calls x{cost:.2f}"
+    )
     print(json.dumps({key: round(results["default"][key], 4) for key in KEYS}))
 
 

@@ -87,8 +87,22 @@ def per_month_table(selected: Mapping[str, int], instances: Mapping[str, int]) -
     return [*lines, ""]
 
 
-def method_section() -> list[str]:
-    """How the gold and the briefs were made: the rubric, tier 0 and the redaction rules."""
+def readings_line(readings: int | None) -> str:
+    """How many times the grader read each reference (None: a version from before readings)."""
+    if readings is None:
+        return "- Each reference was graded once."
+    if readings == 1:
+        return "- Each reference was graded in one reading."
+    return (
+        f"- Each reference was graded in {readings} readings, each meeting the references in an "
+        "order and parts of its own; where they split, one more reading voted, and the majority "
+        "tier (else the median) stands."
+    )
+
+
+def method_section(readings: int | None = None) -> list[str]:
+    """How the gold and the briefs were made: the rubric, tier 0, the grader's readings and the
+    redaction rules."""
     return [
         "## How the gold and the briefs were made",
         "",
@@ -98,6 +112,7 @@ def method_section() -> list[str]:
         "shapes the problem, and **0** if it is not an antecedent (a passing mention, a dataset "
         "used only for evaluation, a contrast). Only T1-T3 are qrels; tier-0 references stay "
         "in the warehouse's `grades` with their rationale.",
+        readings_line(readings),
         "- A brief may not contain the target's coined names and acronyms (those its title or "
         "method sentences define and no antecedent uses), its title's 4-grams (case-folded, "
         "stop words never banned alone), its result numbers, or its antecedents' titles. It may "

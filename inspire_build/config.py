@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     # A long bibliography is graded in parts, each prompt (rubric, target, its references) at
     # most this many tokens by grading.estimate_tokens.
     grade_part_tokens: int = Field(default=6000, ge=1000)
+    # Each reference is graded this many times, each reading in an order of its own; where the
+    # readings split, one more reading decides by majority (grading.grade_references).
+    grade_readings: int = Field(default=2, ge=1, le=5)
     audit_retrieval_k: int = Field(default=10, ge=1)
     # The target in the top k leaks only when its bm25 score stands this far above the first
     # paper outside the top k (see audit.retrieval_verdict).

@@ -220,7 +220,12 @@ def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id
     if accepted:
         try:
             graded = grade_references(
-                llm, inputs.title, inputs.abstract, inputs.antecedents, settings.grade_part_tokens
+                llm,
+                inputs.title,
+                inputs.abstract,
+                inputs.antecedents,
+                settings.grade_part_tokens,
+                settings.grade_readings,
             )
         except Deferred:
             raise

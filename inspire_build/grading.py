@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import math
 import re
 from collections import Counter
@@ -160,28 +161,53 @@ def check_sheet(sheet: GradeSheet, count: int) -> None:
         raise ValueError("; ".join(problems))
 
 
-def grade_references(
+def reading_order(references: Sequence[Mapping[str, Any]], reading: int) -> list[Mapping[str, Any]]:
+    """The references in the order of one reading: as given for reading 0, else sorted by a hash
+    of the reading and each id, so each reading meets them in other parts and positions (turned
+    by one should the hash give the order back)."""
+    if reading == 0:
+        return list(references)
+
+    def key(reference: Mapping[str, Any]) -> str:
+        return hashlib.sha256(f"{reading}:{reference['id']}".encode()).hexdigest()
+
+    order = sorted(references, key=key)
+    if len(order) > 1 and [r["id"] for r in order] == [r["id"] for r in references]:
+        order = order[1:] + order[:1]
+    return order
+
+
+def majority(votes: Sequence[Graded]) -> Tier | None:
+    """The tier more than half the readings gave, if any."""
+    if not votes:
+        return None
+    tier, count = Counter(v.tier for v in votes).most_common(1)[0]
+    return tier if count * 2 > len(votes) else None
+
+
+def decide(votes: Sequence[Graded]) -> Graded:
+    """The readings' verdict: the majority tier, else the lower median tier (so a tie between
+    "antecedent" and "not" is not one); role and rationale from the first reading of that tier."""
+    if not votes:
+        raise ValueError("no reading to decide from")
+    tier = majority(votes)
+    if tier is None:
+        tiers = sorted(v.tier for v in votes)
+        tier = tiers[(len(tiers) - 1) // 2]
+    return next(v for v in votes if v.tier is tier)
+
+
+def _read(
     llm: LLM,
     title: str,
     abstract: str,
     references: Sequence[Mapping[str, Any]],
     budget: int,
-) -> dict[str, Graded]:
-    """Reference id -> its grade, over every part. ``references`` carry id, title, abstract,
-    contexts, intents and influential; each id once.
-
-    In batch mode every part's request is collected before :class:`Deferred` is raised, so a
-    long bibliography waits for one batch round, not one per part.
-    """
-    ids = [str(r["id"]) for r in references]
-    if len(set(ids)) != len(ids):
-        raise ValueError(
-            f"references repeat an id: {sorted(i for i, n in Counter(ids).items() if n > 1)}"
-        )
-    if not ids:
-        return {}
+    votes: dict[str, list[Graded]],
+) -> Deferred | None:
+    """One reading of ``references`` in parts, each grade appended to ``votes``; in batch mode
+    every part's request is sent before the last :class:`Deferred` is returned."""
     parts = plan_parts(llm.prompts["grade"], title, abstract, references, budget)
-    graded: dict[str, Graded] = {}
     deferred: Deferred | None = None
     for number, part in enumerate(parts, 1):
         context = part_context(title, abstract, part, number, len(parts))
@@ -199,7 +225,51 @@ def grade_references(
         for index, reference in enumerate(part, 1):
             grade = by_index[index]
             role = None if grade.tier is Tier.T0 else grade.role
-            graded[str(reference["id"])] = Graded(Tier(grade.tier), role, grade.rationale.strip())
+            votes[str(reference["id"])].append(
+                Graded(Tier(grade.tier), role, grade.rationale.strip())
+            )
+    return deferred
+
+
+def grade_references(
+    llm: LLM,
+    title: str,
+    abstract: str,
+    references: Sequence[Mapping[str, Any]],
+    budget: int,
+    readings: int = 1,
+) -> dict[str, Graded]:
+    """Reference id -> its grade, over every part. ``references`` carry id, title, abstract,
+    contexts, intents and influential; each id once.
+
+    The references are read ``readings`` times, each reading in an order of its own
+    (:func:`reading_order`); where no tier has a majority, one more reading of just those
+    references votes, and :func:`decide` gives the verdict. A grader's slip on one reading (an
+    over-included passing mention, a tier one off) is then outvoted by the others.
+
+    In batch mode every request of a round is collected before :class:`Deferred` is raised, so
+    the readings wait for one batch round, and a deciding reading for one more.
+    """
+    ids = [str(r["id"]) for r in references]
+    if len(set(ids)) != len(ids):
+        raise ValueError(
+            f"references repeat an id: {sorted(i for i, n in Counter(ids).items() if n > 1)}"
+        )
+    if readings < 1:
+        raise ValueError(f"readings must be at least 1, got {readings}")
+    if not ids:
+        return {}
+    votes: dict[str, list[Graded]] = {i: [] for i in ids}
+    deferred: Deferred | None = None
+    for reading in range(readings):
+        order = reading_order(references, reading)
+        deferred = _read(llm, title, abstract, order, budget, votes) or deferred
     if deferred is not None:
         raise deferred
-    return graded
+    split = [r for r in references if majority(votes[str(r["id"])]) is None]
+    if split:
+        order = reading_order(split, readings)
+        deferred = _read(llm, title, abstract, order, budget, votes)
+        if deferred is not None:
+            raise deferred
+    return {i: decide(v) for i, v in votes.items()}

@@ -32,3 +32,9 @@ def test_the_card_explains_the_rubric_tier_zero_and_the_redaction_rules() -> Non
     text = "\n".join(card.method_section())
     assert "**T3**" in text and "**0** if it is not an antecedent" in text
     assert "coined names and acronyms" in text and "may name the problem's field" in text
+
+
+def test_the_card_says_how_many_readings_graded_each_reference() -> None:
+    assert "graded in 2 readings" in "\n".join(card.method_section(2))
+    assert "one reading" in card.readings_line(1)
+    assert card.readings_line(None) == "- Each reference was graded once."

@@ -332,3 +332,72 @@ def test_a_failed_grading_leaves_no_grades_and_a_null_count(
     assert outcome.status.value == "excluded" and "missing [4]" in outcome.reason
     assert con.execute("SELECT count(*) FROM grades").fetchone() == (0,)
     assert con.execute("SELECT not_antecedents FROM gold_completeness").fetchone() == (None,)
+
+
+def g(tier: int) -> grading.Graded:
+    return grading.Graded(Tier(tier), None if tier == 0 else Role.BACKGROUND, f"reading {tier}")
+
+
+def test_the_readings_verdict_by_hand() -> None:
+    assert grading.majority([g(1), g(1), g(0)]) is Tier.T1
+    assert grading.majority([g(1), g(0)]) is None  # one each: no majority
+    assert grading.majority([g(3), g(2), g(1)]) is None
+    assert grading.decide([g(0), g(2), g(0)]).tier is Tier.T0
+    assert grading.decide([g(3), g(1), g(2)]).tier is Tier.T2  # no majority: the median
+    assert grading.decide([g(1), g(0)]).tier is Tier.T0  # a split on "antecedent or not": not
+    assert grading.decide([g(2)]) == g(2)
+    with pytest.raises(ValueError, match="no reading"):
+        grading.decide([])
+
+
+def test_each_reading_has_an_order_of_its_own_and_reading_0_keeps_the_given_one() -> None:
+    refs = references(12)
+    ids = [r["id"] for r in refs]
+    assert [r["id"] for r in grading.reading_order(refs, 0)] == ids
+    orders = [[r["id"] for r in grading.reading_order(refs, k)] for k in (1, 2, 3)]
+    for order in orders:
+        assert sorted(order) == sorted(ids) and order != ids
+    assert len({tuple(o) for o in orders}) == 3
+    assert orders[0] == [r["id"] for r in grading.reading_order(list(reversed(refs)), 1)]
+    two = refs[:2]  # however the hash falls, a second reading never repeats the order
+    assert [r["id"] for r in grading.reading_order(two, 1)] != [r["id"] for r in two]
+
+
+def slipping_llm(
+    con: duckdb.DuckDBPyConnection, slips: Mapping[int, set[str]]
+) -> tuple[LLM, list[list[str]]]:
+    """Grades every reference tier 0, except that the n-th call (from 0) over-includes the
+    titles in ``slips[n]`` at tier 2; keeps the titles each call was shown."""
+    shown: list[list[str]] = []
+
+    def grade(context: Mapping[str, Any]) -> pydantic.BaseModel:
+        titles = [r["title"] for r in context["references"]]
+        slipped = slips.get(len(shown), set())
+        shown.append(titles)
+        grades = [
+            (i, 2, "background") if t in slipped else (i, 0, None) for i, t in enumerate(titles, 1)
+        ]
+        return sheet(*grades)
+
+    return LLM(Settings(), con, rules={**RULES, "grade": grade}), shown
+
+
+def test_a_slip_in_one_reading_is_outvoted_and_agreement_costs_no_deciding_call(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    refs = references(6)
+    titles = [r["title"] for r in refs]
+    # The first reading over-includes references 1 and 4; the second agrees with it on 4.
+    second = grading.reading_order(refs, 1)
+    llm, shown = slipping_llm(con, {0: {titles[1], titles[4]}, 1: {titles[4]}})
+    graded = grading.grade_references(llm, TITLE, ABSTRACT, refs, 6000, readings=2)
+    assert shown[0] == titles and shown[1] == [r["title"] for r in second]
+    assert shown[2] == [titles[1]]  # only the split reference is read a third time
+    assert len(shown) == 3
+    assert graded[refs[1]["id"]].tier is Tier.T0  # 1 of 3 readings: outvoted
+    assert graded[refs[4]["id"]].tier is Tier.T2  # 2 of 2: kept
+    assert {i for i, v in graded.items() if v.is_antecedent} == {refs[4]["id"]}
+
+    llm, shown = slipping_llm(con, {0: {titles[1]}})  # another target: not the call log's answer
+    once = grading.grade_references(llm, "Another title", ABSTRACT, refs, 6000, readings=1)
+    assert len(shown) == 1 and once[refs[1]["id"]].tier is Tier.T2  # one reading keeps a slip
