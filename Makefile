@@ -55,7 +55,8 @@ audit: ## Leakage audit of the latest version of each split; fails if an instanc
 
 serve: ## Start a Prefect server and serve build-split/train, build-split/eval, audit-split/default
 	mkdir -p $(RUN)
-	$(VENV)/bin/prefect server start --host 127.0.0.1 --port $(PREFECT_PORT) \
+	PREFECT_UI_API_URL=http://127.0.0.1:$(PREFECT_PORT)/api \
+		$(VENV)/bin/prefect server start --host 127.0.0.1 --port $(PREFECT_PORT) \
 		> $(RUN)/prefect-server.log 2>&1 & echo $$! > $(RUN)/prefect-server.pid
 	for i in $$(seq 1 120); do \
 		curl -sf http://127.0.0.1:$(PREFECT_PORT)/api/health > /dev/null && break; sleep 1; done
@@ -64,7 +65,16 @@ serve: ## Start a Prefect server and serve build-split/train, build-split/eval, 
 		"http://127.0.0.1:$(PREFECT_PORT)/api" > $(RUN)/prefect.env
 	PREFECT_API_URL=http://127.0.0.1:$(PREFECT_PORT)/api $(PY) -m flows.serve \
 		> $(RUN)/serve.log 2>&1 & echo $$! > $(RUN)/serve.pid
-	@echo "Served. In another shell: source run/prefect.env && prefect deployment run build-split/eval"
+	@# "Served" only once the four deployments are registered (or say why not).
+	@for i in $$(seq 1 120); do \
+		n=$$(curl -sf -X POST -H 'Content-Type: application/json' -d '{}' \
+			http://127.0.0.1:$(PREFECT_PORT)/api/deployments/count || echo 0); \
+		[ "$$n" -ge 4 ] && break; \
+		kill -0 $$(cat $(RUN)/serve.pid) 2>/dev/null || break; sleep 1; done; \
+	if [ "$${n:-0}" -lt 4 ]; then \
+		echo "error: the deployments were not registered; the end of run/serve.log:" >&2; \
+		tail -5 $(RUN)/serve.log >&2; exit 1; fi
+	@echo "Served on http://127.0.0.1:$(PREFECT_PORT) (UI and API). In another shell: source run/prefect.env && prefect deployment run build-split/eval"
 
 stop: ## Stop what make serve started (by the PIDs it recorded)
 	for name in serve prefect-server; do \

@@ -9,18 +9,22 @@ does not hold.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from prefect import flow, get_run_logger
 
 from inspire_build import boundary_store, gold, splits, warehouse
-from inspire_build.config import get_settings
+from inspire_build.config import Settings, get_settings
 from inspire_build.errors import InputError
 
 
 @flow(name="audit-split", log_prints=True)
-def audit_split(split: str = "eval", version: str | None = None) -> bool:
-    """True when every instance passes and the boundary holds; the reports are logged."""
-    settings = get_settings()
+def audit_split(
+    split: str = "eval", version: str | None = None, warehouse_path: str | None = None
+) -> bool:
+    """True when every instance passes and the boundary holds; the reports are logged. Audits
+    ``warehouse_path``, else the configured warehouse."""
+    settings = _settings(warehouse_path)
     logger = get_run_logger()
     with warehouse.open_warehouse(
         settings.warehouse, wait_s=3600, say=logger.info, create=False
@@ -33,7 +37,14 @@ def audit_split(split: str = "eval", version: str | None = None) -> bool:
     return report.ok and attacks.ok
 
 
-def main(argv: list[str]) -> int:
+def _settings(warehouse_path: str | Path | None) -> Settings:
+    settings = get_settings()
+    if warehouse_path:
+        return settings.model_copy(update={"warehouse": Path(warehouse_path)})
+    return settings
+
+
+def main(argv: list[str], warehouse_path: Path | None = None) -> int:
     """``python -m flows.audit [SPLIT...]``: audit each split's latest version.
 
     Named splits must each have a version. Without names, every configured split that has one
@@ -41,7 +52,7 @@ def main(argv: list[str]) -> int:
     version at all is an error. All of this is checked before any flow (or Prefect server)
     starts.
     """
-    settings = get_settings()
+    settings = _settings(warehouse_path)
     for split in argv:
         settings.split(split)  # an unknown name is an InputError naming the known ones
     with warehouse.open_warehouse(settings.warehouse, wait_s=3600, say=print, create=False) as con:
@@ -57,7 +68,8 @@ def main(argv: list[str]) -> int:
         raise InputError("no split has a version yet; build one first (`make build`)")
     ok = True
     for split in chosen:
-        ok &= audit_split(split=split, version=latest[split])
+        path = str(settings.warehouse)
+        ok &= audit_split(split=split, version=latest[split], warehouse_path=path)
     return 0 if ok else 1
 
 

@@ -31,9 +31,12 @@ def settings_with(
     llm_backend: str | None,
     source_mode: str | None,
     concurrency: int | None,
+    warehouse_path: str | None = None,
 ) -> Settings:
     base = get_settings()
     update: dict[str, Any] = {}
+    if warehouse_path:
+        update["warehouse"] = warehouse_path
     if llm_backend:
         update["llm_backend"] = llm_backend
     if source_mode:
@@ -72,8 +75,10 @@ def gold_chunk(llm: Any, con: Any, settings: Settings, chunk: list[str]) -> int:
 
 
 @task(name="write-version", **NO_STORE)
-def write_version(con: Any, settings: Settings, split: str, label: str | None) -> dict[str, Any]:
-    return splits.write_version(con, settings, split, label)
+def write_version(
+    con: Any, settings: Settings, split: str, label: str | None, targets: list[str]
+) -> dict[str, Any]:
+    return splits.write_version(con, settings, split, label, targets)
 
 
 @flow(name="build-split", log_prints=True)
@@ -85,10 +90,12 @@ def build_split(
     source_mode: str | None = None,
     concurrency: int | None = None,
     chunk_size: int = 50,
+    warehouse_path: str | None = None,
 ) -> dict[str, Any]:
-    """Build one split version end to end and return its row."""
+    """Build one split version end to end and return its row (into ``warehouse_path``, else
+    the configured warehouse)."""
     logger = get_run_logger()
-    settings = settings_with(split, limit, llm_backend, source_mode, concurrency)
+    settings = settings_with(split, limit, llm_backend, source_mode, concurrency, warehouse_path)
     requested = dt.datetime.now(dt.UTC)
     with warehouse.open_warehouse(settings.warehouse, wait_s=3600, say=logger.info) as con:
         run_id = runtime.flow_run.id or uuid.uuid4().hex
@@ -120,8 +127,10 @@ def _build(
             f"briefs and grades: {min(start + chunk_size, len(resolved))}/"
             f"{len(resolved)} ({accepted} accepted)"
         )
-    version: dict[str, Any] = write_version(con, settings, split, label)
+    version: dict[str, Any] = write_version(con, settings, split, label, resolved)
     logger.info(f"version {version['version_id']}: {version['counts']}")
+    for note in version["notes"]:
+        logger.warning(note)
     return version
 
 

@@ -18,10 +18,11 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import duckdb
+import openai
 import pydantic
 
 from inspire_build import warehouse
-from inspire_build.llm import LLM, LLMError
+from inspire_build.llm import LLM, LLMError, failure
 
 Result = TypeVar("Result")
 FINAL = ("completed", "failed", "expired", "cancelled")
@@ -45,7 +46,10 @@ def run_in_batches(
             if not llm.pending:
                 return result
             say(f"batch round {round_number}: {len(llm.pending)} request(s)")
-            _submit_and_wait(llm, con, poll_s, sleep, say)
+            try:
+                _submit_and_wait(llm, con, poll_s, sleep, say)
+            except openai.APIError as error:  # the Batch API's own calls: redacted, typed
+                raise failure(error, llm.redactor, "the Batch API call") from error
         raise LLMError("batch mode did not converge")
     finally:
         llm.collecting = False

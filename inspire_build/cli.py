@@ -38,6 +38,29 @@ from inspire_build.sources import CODECS, make_client
 if TYPE_CHECKING:
     from inspire_build.env.server import ToolSessions
 
+
+def _plain_help_flag() -> None:
+    """typer 0.29 (which vendors click) shows the built-in flag as `--help <bool>`; a flag takes
+    no value, so its help names none, like every flag of ours (``metavar=""``)."""
+    try:
+        from typer._click.core import Command
+    except ImportError:  # a typer that uses click itself shows plain flags already
+        return
+    made = Command.get_help_option
+
+    def get_help_option(self: Any, ctx: Any) -> Any:
+        option = made(self, ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    if not getattr(made, "plain", False):
+        get_help_option.plain = True  # type: ignore[attr-defined]
+        Command.get_help_option = get_help_option  # type: ignore[method-assign]
+
+
+_plain_help_flag()
+
 app = typer.Typer(
     help="Build INSPIRE-style literature-search benchmarks and score agents on them.",
     no_args_is_help=True,
@@ -699,6 +722,7 @@ def build(
     split: Annotated[str, typer.Option(help="The split to build (train, eval).")] = "eval",
     limit: Annotated[int | None, typer.Option(help="Most targets.", min=1)] = None,
     label: Annotated[str | None, typer.Option(help="A label for the version.")] = None,
+    warehouse_path: WarehouseOption = None,
 ) -> None:
     """Run the build-split flow in this process and print the version it wrote."""
     from flows.build_split import build_split
@@ -714,8 +738,11 @@ def build(
             "sandbox (`inspire sandbox env`) or run `make demo`"
         )
 
-    version = build_split(split=split, limit=limit, label=label)
+    path = _warehouse_path(ctx, warehouse_path, create=True)
+    version = build_split(split=split, limit=limit, label=label, warehouse_path=str(path))
     out.print(f"{version['version_id']}: {json.dumps(version['counts'])}")
+    for note in version.get("notes", []):
+        out.print(f"note: {note}")
 
 
 @app.command("audit")
@@ -725,6 +752,7 @@ def audit_command(
         list[str] | None,
         typer.Argument(help="Splits to audit (default: each configured split with a version)."),
     ] = None,
+    warehouse_path: WarehouseOption = None,
 ) -> None:
     """Re-run the leakage audit on each split's latest version; exit 1 if an instance fails.
 
@@ -733,8 +761,9 @@ def audit_command(
 
     for name in splits_to_audit or []:
         _check_split(ctx, name)
+    path = _warehouse_path(ctx, warehouse_path)
     _one_line_errors_in_prefect_console()
-    code = audit_main(splits_to_audit or [])
+    code = audit_main(splits_to_audit or [], path)
     if code:
         raise typer.Exit(code)
 

@@ -23,7 +23,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -34,6 +34,7 @@ from requests.adapters import HTTPAdapter
 from inspire_build import warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError
+from inspire_build.redaction import REDACTED, Redactor
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,6 @@ Params = Sequence[tuple[str, str]]
 # an error message, the store or an export.
 SECRET_PARAMS = frozenset({"api_key", "api-key", "apikey", "key", "mailto", "email", "token"})
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "cookie", "set-cookie", "from"})
-REDACTED = "REDACTED"
 
 
 # --- errors -------------------------------------------------------------------------------------
@@ -150,36 +150,6 @@ def redact_url(url: str) -> str:
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.lower() not in SECRET_HEADERS}
-
-
-class Redactor:
-    """Replaces known secret values (keys, the contact email) wherever text leaves the process."""
-
-    def __init__(self, secrets: Iterable[str]) -> None:
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-
-    @classmethod
-    def for_settings(cls, settings: Settings) -> Redactor:
-        """A redactor for every secret the settings hold: the API keys, the contact email and
-        the instance key."""
-        held = (
-            settings.openalex_api_key,
-            settings.s2_api_key,
-            settings.llm_api_key,
-            settings.contact_email,
-            settings.instance_key,
-        )
-        return cls(s.get_secret_value() for s in held if s is not None)
-
-    def text(self, value: str) -> str:
-        for secret in self._secrets:
-            value = value.replace(secret, REDACTED)
-        return value
-
-    def data(self, value: bytes) -> bytes:
-        for secret in self._secrets:
-            value = value.replace(secret.encode(), REDACTED.encode())
-        return value
 
 
 class _RedactingFilter(logging.Filter):

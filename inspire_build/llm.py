@@ -40,6 +40,7 @@ import pydantic
 from inspire_build import warehouse
 from inspire_build.config import PROJECT_ROOT, Settings
 from inspire_build.errors import InspireError
+from inspire_build.redaction import Redactor
 
 PROMPTS_DIR = PROJECT_ROOT / "prompts"
 RULES_MODEL = "rules-v1"
@@ -64,6 +65,29 @@ class InvalidOutput(LLMError):
 
 class Deferred(LLMError):
     """Batch mode: the answer is not in the log yet; the request waits for the next batch."""
+
+
+class LLMConfigError(InspireError):
+    """The endpoint refused the key, the permission or the model (401, 403, 404): no target can
+    succeed, so the build stops at once. Not an LLMError, which is one target's failure."""
+
+
+# A configuration the endpoint refuses: every later call would fail the same way.
+_FATAL = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+
+
+def failure(error: openai.APIError, redactor: Redactor, doing: str) -> InspireError:
+    """The error to raise for a failed call, its message redacted (a 401 body may echo the key):
+    :class:`LLMConfigError` for a refused configuration, else :class:`LLMError`."""
+    message = redactor.text(str(error))
+    if isinstance(error, _FATAL):
+        return LLMConfigError(
+            f"the LLM endpoint refused {doing} (HTTP {error.status_code}): {message}; check "
+            "INSPIRE_LLM_API_KEY, INSPIRE_LLM_MODEL and INSPIRE_LLM_BASE_URL"
+        )
+    if isinstance(error, openai.APITimeoutError):
+        return LLMError(f"{doing} timed out after retries: {message}")
+    return LLMError(f"{doing} failed: {message}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +174,7 @@ class LLM:
         self._lock = threading.Lock()
         self._rules = dict(rules or {})
         self._client = client
+        self.redactor = Redactor.for_settings(settings)
         self.calls_made = 0  # calls that reached the backend (not served from the log)
         # Batch mode: a miss records its request here and raises Deferred (see batch.py).
         self.collecting = False
@@ -246,14 +271,11 @@ class LLM:
                     response_format=model,
                     timeout=self.settings.llm_timeout_s,
                 )
-            except openai.APITimeoutError as error:
-                raise LLMError(f"the LLM call timed out after retries: {error}") from error
+            except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as error:
+                # OpenAIErrors, not APIErrors: the answer was cut at max_tokens or filtered
+                raise InvalidOutput(f"the model stopped early: {error}") from error
             except openai.APIError as error:
-                if isinstance(
-                    error, openai.LengthFinishReasonError | openai.ContentFilterFinishReasonError
-                ):
-                    raise InvalidOutput(f"the model stopped early: {error}") from error
-                raise LLMError(f"the LLM call failed: {error}") from error
+                raise failure(error, self.redactor, "the LLM call") from error
             except pydantic.ValidationError as error:
                 problem = "; ".join(
                     f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()

@@ -301,9 +301,10 @@ class SplitVersion(Record):
     config_hash: str
     code_version: str
     prompt_hashes: Mapping[str, str]
-    models: Mapping[str, str]
+    models: Mapping[str, str | int]
     counts: Mapping[str, int]
     created_at: dt.datetime
+    written_at: dt.datetime | None = None  # the last write; the latest version is the newest
 
 
 # --- what the LLM steps ask a model for (structured outputs) ---------------------------------

@@ -51,4 +51,4 @@ def build_split(
     selection = resolve.select_targets(client, con, settings, split, limit)
     candidates = lineage(con, client, settings, selection)
     gold.run(gold.make_llm(settings, con), con, settings, candidates)
-    return splits.write_version(con, settings, split)
+    return splits.write_version(con, settings, split, targets=candidates)

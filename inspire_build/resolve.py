@@ -119,6 +119,7 @@ def select_targets(
     works.sort(key=lambda w: (position_of[w.ids.openalex or ""], w.ids.openalex or ""))
     rows, selected, statuses, records = [], [], Counter[str](), {}
     now = dt.datetime.now(dt.UTC)
+    canonical = _canonical_ids(con, works)
     for position, work in enumerate(works):
         paper_id = f"openalex:{work.ids.openalex}"
         if limit is not None and position >= limit:
@@ -131,7 +132,7 @@ def select_targets(
         rows.append(
             {
                 "split": split,
-                "paper_id": paper_id,
+                "paper_id": canonical.get(paper_id, paper_id),
                 "title": work.title,
                 "first_public_date": work.publication_date,
                 "cutoff_date": None,
@@ -140,8 +141,24 @@ def select_targets(
                 "updated_at": now,
             }
         )
-    warehouse.upsert(con, "targets", rows, ["split", "paper_id"])
+    with warehouse.transaction(con):
+        for stale in sorted(canonical):  # a row an earlier selection left under openalex:
+            warehouse.replace_where(
+                con, "targets", {"split": split, "paper_id": stale}, [], ["split", "paper_id"]
+            )
+        warehouse.upsert(con, "targets", rows, ["split", "paper_id"])
     return Selection(split, len(works), selected, statuses, records)
+
+
+def _canonical_ids(con: duckdb.DuckDBPyConnection, works: Sequence[Paper]) -> dict[str, str]:
+    """``openalex:W..`` -> the paper's canonical ID, for candidates an earlier build resolved,
+    so that a paper keeps one row in ``targets`` (lineage moves a new one there itself)."""
+    known = warehouse.lookup_ids(con, "openalex", [w.ids.openalex or "" for w in works])
+    return {
+        f"openalex:{value}": paper_id
+        for value, paper_id in known.items()
+        if paper_id != f"openalex:{value}"
+    }
 
 
 # --- resolving ----------------------------------------------------------------------------------

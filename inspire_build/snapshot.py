@@ -35,7 +35,6 @@ import yaml
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.http import (
-    Redactor,
     ResponseStore,
     SourceCodec,
     configured_base_urls,
@@ -43,6 +42,7 @@ from inspire_build.http import (
     redact_url,
     store_row,
 )
+from inspire_build.redaction import Redactor
 
 CASSETTE_SUFFIXES = (".yaml", ".yml", ".json")
 

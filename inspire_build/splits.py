@@ -1,17 +1,23 @@
 """Split versions: assemble accepted targets into instances (``exports`` writes them out).
 
-A version is named by its split and the hash of everything that made it: the split's settings,
-the LLM backend and model, the prompt hashes and the code version. The same config gives the
-same version (a rerun rewrites it identically); any change gives a new one, and old versions
-stay queryable. Instance IDs are HMACs under the warehouse's secret instance key (see
+A version is named by its split and a hash of everything that made it: the config (the split's
+settings, the LLM backend, model and host, the prompt hashes, a fingerprint of the code) and
+the content (each instance's target, cutoff, brief and antecedents). The same config over the
+same gold gives the same version, which is never rewritten; any change gives a new one, and old
+versions stay queryable. Instance IDs are HMACs under the warehouse's secret instance key (see
 ``boundary``), so nothing public maps back to a target.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import json
+import urllib.parse
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -22,15 +28,35 @@ from inspire_build.errors import InputError
 from inspire_build.llm import load_prompts
 
 
+def fingerprint(root: Path) -> str:
+    """A hash of the .py and .sql files under ``root``, by relative path and content."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".sql") and "__pycache__" not in path.parts:
+            digest.update(f"{path.relative_to(root).as_posix()}\0".encode())
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """The package's own fingerprint, so that a change to any code that shapes a build
+    (lineage, cutoff, the rules backend) gives new version IDs."""
+    return fingerprint(Path(__file__).parent)
+
+
 def config_hash(settings: Settings, split: str) -> str:
-    """Hash of everything that shapes a split's content."""
+    """Hash of everything that shapes a split's content: its settings, the model and where it
+    is served, the prompts and the code."""
     prompts = {name: p.hash for name, p in sorted(load_prompts().items())}
     model = "rules-v1" if settings.llm_backend == "rules" else settings.llm_model
+    host = urllib.parse.urlsplit(settings.llm_base_url).hostname if settings.llm_base_url else None
     described = {
         "split": split,
         "split_config": settings.split(split).model_dump(mode="json"),
         "backend": settings.llm_backend,
         "model": model,
+        "llm_host": host,
         "prompts": prompts,
         "brief_attempts": settings.brief_attempts,
         "grade_part_tokens": settings.grade_part_tokens,
@@ -39,66 +65,117 @@ def config_hash(settings: Settings, split: str) -> str:
         "audit_retrieval_margin": settings.audit_retrieval_margin,
         "cutoff_jitter_days": settings.cutoff_jitter_days,
         "code": __version__,
+        "code_fingerprint": code_fingerprint(),
     }
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
 
 
-def version_id(settings: Settings, split: str) -> str:
-    return f"{split}-{config_hash(settings, split)[:12]}"
+@dataclasses.dataclass(frozen=True)
+class _Accepted:
+    """One accepted target as a version holds it: its brief and its antecedents' grades."""
+
+    target_id: str
+    cutoff: dt.date
+    brief_id: str
+    brief: str
+    grades: list[tuple[str, int, str]]  # (paper_id, tier, role), tiers 1-3
 
 
-def write_version(
-    con: duckdb.DuckDBPyConnection, settings: Settings, split: str, label: str | None = None
-) -> dict[str, Any]:
-    """Write (or rewrite, identically) the split version for the current config."""
-    version = version_id(settings, split)
-    key = boundary_store.instance_key(con, settings)
-    accepted = con.execute(
+def _accepted(
+    con: duckdb.DuckDBPyConnection, split: str, targets: Sequence[str] | None
+) -> list[_Accepted]:
+    """The split's accepted targets (only those in ``targets`` when given), each with its
+    accepted brief and its antecedents; tier-0 references stay in ``grades`` alone."""
+    rows = con.execute(
         "SELECT t.paper_id, t.cutoff_date, b.brief_id, b.text FROM targets t "
         "JOIN briefs b ON b.target_id = t.paper_id AND b.status = 'accepted' "
         "WHERE t.split = ? AND t.status = 'accepted' ORDER BY t.paper_id",
         [split],
     ).fetchall()
-    instances, qrels = [], []
-    for target_id, cutoff, brief_id, text in accepted:
-        # Only antecedents (tiers 1-3) are gold; tier-0 references stay in ``grades`` alone.
+    wanted = None if targets is None else set(targets)
+    found = []
+    for target_id, cutoff, brief_id, text in rows:
+        if wanted is not None and target_id not in wanted:
+            continue
         grades = con.execute(
             "SELECT paper_id, tier, role FROM grades WHERE target_id = ? AND tier > 0 "
             "ORDER BY paper_id",
             [target_id],
         ).fetchall()
-        iid = boundary.instance_id(key, version, target_id)
+        found.append(_Accepted(target_id, cutoff, brief_id, text, [tuple(g) for g in grades]))
+    return found
+
+
+def version_id(split: str, config: str, accepted: Sequence[_Accepted]) -> str:
+    """The split, then a hash of the config hash and the content: the same config over the same
+    gold gives the same ID, and a version never changes under its ID."""
+    content = json.dumps(
+        [[a.target_id, str(a.cutoff), a.brief, a.grades] for a in accepted], sort_keys=True
+    )
+    digest = hashlib.sha256(f"{config}\0{content}".encode()).hexdigest()
+    return f"{split}-{digest[:12]}"
+
+
+def _rows(
+    key: bytes, version: str, accepted: Sequence[_Accepted]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The version's instance rows and qrel rows."""
+    instances, qrels = [], []
+    for a in accepted:
+        iid = boundary.instance_id(key, version, a.target_id)
         instances.append(
             {
                 "version_id": version,
                 "instance_id": iid,
-                "target_id": target_id,
-                "brief_id": brief_id,
-                "brief": text,
-                "cutoff_date": cutoff,
-                "n_antecedents": len(grades),
+                "target_id": a.target_id,
+                "brief_id": a.brief_id,
+                "brief": a.brief,
+                "cutoff_date": a.cutoff,
+                "n_antecedents": len(a.grades),
             }
         )
         qrels += [
             {"version_id": version, "instance_id": iid, "paper_id": p, "tier": t, "role": r}
-            for p, t, r in grades
+            for p, t, r in a.grades
         ]
+    return instances, qrels
+
+
+def write_version(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    split: str,
+    label: str | None = None,
+    targets: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Write the split version of the accepted targets among ``targets`` (default: every
+    accepted target of the split), and return its row.
+
+    A version that exists already holds exactly this content (its ID hashes it), so it is not
+    rewritten: only its ``written_at`` moves, which makes it the latest again. Its label never
+    changes; a different one asked for is kept out, and said in the row's ``notes``.
+    """
+    config = config_hash(settings, split)
+    accepted = _accepted(con, split, targets)
+    version = version_id(split, config, accepted)
+    now = dt.datetime.now(dt.UTC)
     statuses = dict(
         con.execute(
             "SELECT status, count(*) FROM targets WHERE split = ? GROUP BY 1", [split]
         ).fetchall()
     )
+    instances, qrels = _rows(boundary_store.instance_key(con, settings), version, accepted)
     counts = {
         "instances": len(instances),
         "graded_antecedents": len(qrels),
         **{f"targets_{k}": int(v) for k, v in statuses.items()},
     }
     model = "rules-v1" if settings.llm_backend == "rules" else settings.llm_model
-    row = {
+    row: dict[str, Any] = {
         "version_id": version,
         "split": split,
         "label": label,
-        "config_hash": config_hash(settings, split),
+        "config_hash": config,
         "code_version": __version__,
         "prompt_hashes": {n: p.hash for n, p in sorted(load_prompts().items())},
         "models": {
@@ -107,24 +184,41 @@ def write_version(
             "grade_readings": settings.grade_readings,
         },
         "counts": counts,
-        "created_at": dt.datetime.now(dt.UTC),
+        "created_at": now,
         "status": "complete",
         "cutoff_jitter_days": settings.cutoff_jitter_days,
+        "written_at": now,
     }
     with warehouse.transaction(con):
         existing = con.execute(
-            "SELECT created_at FROM split_versions WHERE version_id = ?", [version]
+            "SELECT created_at, label, counts FROM split_versions WHERE version_id = ?", [version]
         ).fetchone()
-        if existing:  # the same config again: keep the version's identity and time
-            row["created_at"] = existing[0]
+        if existing:
+            notes = _rewritten(con, version, label, existing[1], now)
+            return {
+                **row,
+                "created_at": existing[0],
+                "label": existing[1],
+                "counts": json.loads(existing[2]),
+                "notes": notes,
+            }
         warehouse.upsert(con, "split_versions", [row], ["version_id"])
-        warehouse.replace_where(
-            con, "instances", {"version_id": version}, instances, ["version_id", "instance_id"]
-        )
-        warehouse.replace_where(
-            con, "qrels", {"version_id": version}, qrels, ["version_id", "instance_id", "paper_id"]
-        )
-    return row
+        warehouse.upsert(con, "instances", instances, ["version_id", "instance_id"])
+        warehouse.upsert(con, "qrels", qrels, ["version_id", "instance_id", "paper_id"])
+    return {**row, "notes": []}
+
+
+def _rewritten(
+    con: duckdb.DuckDBPyConnection, version: str, label: str | None, kept: str | None, now: Any
+) -> list[str]:
+    """Mark an existing version written again (the latest); its label stays."""
+    warehouse.update_where(con, "split_versions", {"written_at": now}, {"version_id": version})
+    if label is not None and label != kept:
+        return [
+            f"version {version} exists already with label {kept!r}; labels never change, so "
+            f"{label!r} was not applied"
+        ]
+    return []
 
 
 def version_qrels(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, dict[str, int]]:

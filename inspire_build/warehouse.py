@@ -404,6 +404,20 @@ def update_where(
     return int(row[0]) if row else 0
 
 
+def lookup_ids(
+    con: duckdb.DuckDBPyConnection, scheme: str, values: Sequence[str]
+) -> dict[str, str]:
+    """value -> canonical paper ID, for the ``values`` of ``scheme`` the crosswalk holds."""
+    if not values:
+        return {}
+    rows = con.execute(
+        "SELECT value, paper_id FROM paper_ids WHERE scheme = ? AND value IN "
+        "(SELECT unnest(?::VARCHAR[]))",
+        [scheme, list(values)],
+    ).fetchall()
+    return {str(value): str(paper_id) for value, paper_id in rows}
+
+
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """A transaction that nests: inside a caller's transaction, this block joins it."""

@@ -46,13 +46,13 @@ CREATE TABLE raw_http(request_key VARCHAR PRIMARY KEY, "source" VARCHAR NOT NULL
 
 CREATE TABLE "references"(target_id VARCHAR, ref_key VARCHAR, paper_id VARCHAR, title VARCHAR, "year" INTEGER, ids JSON NOT NULL, sources VARCHAR[] NOT NULL, match_rule VARCHAR, match_score DOUBLE, contexts VARCHAR[], intents VARCHAR[], is_influential BOOLEAN, status VARCHAR, reason VARCHAR, PRIMARY KEY(target_id, ref_key));
 
-CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, "label" VARCHAR, config_hash VARCHAR NOT NULL, code_version VARCHAR NOT NULL, prompt_hashes JSON NOT NULL, models JSON NOT NULL, counts JSON NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR, cutoff_jitter_days INTEGER);
+CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, "label" VARCHAR, config_hash VARCHAR NOT NULL, code_version VARCHAR NOT NULL, prompt_hashes JSON NOT NULL, models JSON NOT NULL, counts JSON NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR, cutoff_jitter_days INTEGER, written_at TIMESTAMP WITH TIME ZONE);
 
 CREATE TABLE targets(split VARCHAR, paper_id VARCHAR, title VARCHAR, first_public_date DATE, cutoff_date DATE, status VARCHAR NOT NULL, reason VARCHAR, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, PRIMARY KEY(split, paper_id));
 
 CREATE VIEW eval_latest AS SELECT i.* FROM instances AS i INNER JOIN latest_split_versions AS v USING (version_id) WHERE (v.split = 'eval');
 
-CREATE VIEW latest_split_versions AS SELECT * EXCLUDE (rank_in_split) FROM (SELECT *, row_number() OVER (PARTITION BY split ORDER BY created_at DESC, version_id DESC) AS rank_in_split FROM split_versions) WHERE (rank_in_split = 1);
+CREATE VIEW latest_split_versions AS SELECT * EXCLUDE (rank_in_split) FROM (SELECT *, row_number() OVER (PARTITION BY split ORDER BY written_at DESC, created_at DESC, version_id DESC) AS rank_in_split FROM split_versions) WHERE (rank_in_split = 1);
 
 CREATE VIEW train_latest AS SELECT i.* FROM instances AS i INNER JOIN latest_split_versions AS v USING (version_id) WHERE (v.split = 'train');
 

@@ -246,3 +246,13 @@ def test_every_boolean_option_is_a_flag_without_a_value() -> None:
         assert not shown, f"`inspire {name}` shows {param.opts[0]} {shown}"
         assert not param.secondary_opts, f"`inspire {name}` has {param.secondary_opts}"
         assert param.default is False, f"`inspire {name} {param.opts[0]}` defaults to True"
+
+
+@pytest.mark.parametrize(
+    "name", ["", *(n for n, _ in _commands(typer.main.get_group(app)))], ids=lambda n: n or "root"
+)
+def test_no_help_shows_a_flag_with_a_value(name: str) -> None:
+    from typer.testing import CliRunner
+
+    shown = CliRunner().invoke(app, [*name.split(), "--help"], terminal_width=200).output
+    assert "--help" in shown and "<bool>" not in shown, shown

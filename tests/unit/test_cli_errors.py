@@ -138,7 +138,10 @@ def audited(monkeypatch: pytest.MonkeyPatch, built: Built) -> Iterator[list[tupl
 
     calls: list[tuple[str, str]] = []
 
-    def audit_split(split: str = "eval", version: str | None = None) -> bool:
+    def audit_split(
+        split: str = "eval", version: str | None = None, warehouse_path: str | None = None
+    ) -> bool:
+        assert warehouse_path is not None and Path(warehouse_path).exists()
         calls.append((split, str(version)))
         return True
 
@@ -182,6 +185,66 @@ def test_audit_of_a_warehouse_without_versions_is_refused(
     with pytest.raises(WarehouseError, match="no warehouse at"):
         flows.audit.main([])
     assert audited == [] and not (tmp_path / "typo.duckdb").exists()
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_audit_audits_the_warehouse_named_before_or_after_the_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, built: Built, before: bool
+) -> None:
+    import flows.audit
+
+    seen: list[str | None] = []
+
+    def audit_split(
+        split: str = "eval", version: str | None = None, warehouse_path: str | None = None
+    ) -> bool:
+        seen.append(warehouse_path)
+        return False  # a failing audit must reach the exit code
+
+    monkeypatch.setattr(flows.audit, "audit_split", audit_split)
+    monkeypatch.setenv("INSPIRE_WAREHOUSE", str(tmp_path / "not-this.duckdb"))
+    get_settings.cache_clear()
+    given = ["--warehouse", str(built.path)]
+    args = [*given, "audit", "eval"] if before else ["audit", "eval", *given]
+    result = CliRunner().invoke(cli.app, args)
+    assert result.exit_code == 1, result.output
+    assert seen == [str(built.path)] and not (tmp_path / "not-this.duckdb").exists()
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_build_writes_into_the_warehouse_named_before_or_after_the_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, before: bool
+) -> None:
+    import flows.build_split
+
+    asked: list[dict[str, object]] = []
+
+    def build_split(**kwargs: object) -> dict[str, object]:
+        asked.append(kwargs)
+        return {"version_id": "eval-x", "counts": {}}
+
+    monkeypatch.setattr(flows.build_split, "build_split", build_split)
+    monkeypatch.setenv("INSPIRE_WAREHOUSE", str(tmp_path / "not-this.duckdb"))
+    monkeypatch.setenv("INSPIRE_SOURCE_MODE", "replay")
+    get_settings.cache_clear()
+    given = ["--warehouse", str(tmp_path / "a.duckdb")]
+    args = [*given, "build", "--limit", "2"] if before else ["build", "--limit", "2", *given]
+    result = CliRunner().invoke(cli.app, args)
+    assert result.exit_code == 0, result.output
+    assert asked == [
+        {"split": "eval", "limit": 2, "label": None, "warehouse_path": str(tmp_path / "a.duckdb")}
+    ]
+
+
+def test_the_flows_take_their_warehouse_over_the_setting(tmp_path: Path) -> None:
+    import flows.audit
+    import flows.build_split
+
+    chosen = tmp_path / "chosen.duckdb"
+    built = flows.build_split.settings_with("eval", 3, None, None, None, str(chosen))
+    assert built.warehouse == chosen and built.split("eval").limit == 3
+    assert flows.audit._settings(str(chosen)).warehouse == chosen
+    assert flows.audit._settings(None).warehouse == get_settings().warehouse
 
 
 # --- 3. a corrupt warehouse is not a locked one -------------------------------------------------

@@ -158,7 +158,9 @@ def test_cli_against_a_split_writes_eval_runs_and_scores(tmp_path: Path) -> None
     con = warehouse.connect(path)
     warehouse.migrate(con)
     con.execute(
-        "INSERT INTO split_versions VALUES ('eval-x', 'eval', NULL, 'h', '0', '{}', '{}', "
+        "INSERT INTO split_versions (version_id, split, label, config_hash, code_version, "
+        "prompt_hashes, models, counts, created_at, status, cutoff_jitter_days) "
+        "VALUES ('eval-x', 'eval', NULL, 'h', '0', '{}', '{}', "
         "'{}', now(), 'complete', 30)"
     )
     con.execute(

@@ -43,7 +43,9 @@ def build(tmp_path: Path) -> Built:
     key = boundary_store.instance_key(con, settings)
     now = dt.datetime.now(dt.UTC)
     con.execute(
-        "INSERT INTO split_versions VALUES (?, 'eval', NULL, ?, '0.1.0', '{}', '{}', '{}', ?, "
+        "INSERT INTO split_versions (version_id, split, label, config_hash, code_version, "
+        "prompt_hashes, models, counts, created_at, status, cutoff_jitter_days) "
+        "VALUES (?, 'eval', NULL, ?, '0.1.0', '{}', '{}', '{}', ?, "
         "'complete', 30)",
         [VERSION, "ab" * 32, now],
     )
