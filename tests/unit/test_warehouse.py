@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import sys
 import textwrap
@@ -176,7 +177,8 @@ def test_migration_0010_keeps_the_rows_of_a_warehouse_at_0009() -> None:
     )
     before = con.execute("SELECT * FROM grades ORDER BY paper_id").fetchall()
     completeness = con.execute("SELECT * FROM gold_completeness").fetchall()
-    assert warehouse.migrate(con) == ["0010_grades_tier_zero"]
+    to_0010 = [m for m in warehouse.load_migrations() if m.name < "0011"]
+    assert warehouse.migrate(con, to_0010) == ["0010_grades_tier_zero"]
     assert con.execute("SELECT * FROM grades ORDER BY paper_id").fetchall() == before
     assert con.execute("SELECT * EXCLUDE (not_antecedents) FROM gold_completeness").fetchall() == (
         completeness
@@ -193,6 +195,25 @@ def test_migration_0010_keeps_the_rows_of_a_warehouse_at_0009() -> None:
             con.execute(f"INSERT INTO grades VALUES {bad}")  # noqa: S608 (test literals)
     with pytest.raises(duckdb.ConstraintException):  # qrels stay tiers 1-3
         con.execute("INSERT INTO qrels VALUES ('v', 'i', 'c', 0, 'background')")
+    con.close()
+
+
+def test_migration_0011_dates_every_written_version_and_keeps_latest() -> None:
+    con = warehouse.connect(":memory:")
+    warehouse.migrate(con, [m for m in warehouse.load_migrations() if m.name < "0011"])
+    for version, month in (("eval-a", 1), ("eval-b", 2)):
+        con.execute(
+            "INSERT INTO split_versions (version_id, split, config_hash, code_version, "
+            "prompt_hashes, models, counts, created_at, status) "
+            "VALUES (?, 'eval', 'h', '0', '{}', '{}', '{}', ?, 'complete')",
+            [version, dt.datetime(2025, month, 1, tzinfo=dt.UTC)],
+        )
+    assert "0011_version_written_at" in warehouse.migrate(con)
+    rows = con.execute("SELECT count(*) FROM split_versions WHERE written_at = created_at")
+    assert rows.fetchone() == (2,)
+    assert con.execute("SELECT version_id FROM latest_split_versions").fetchall() == [("eval-b",)]
+    con.execute("UPDATE split_versions SET written_at = now() WHERE version_id = 'eval-a'")
+    assert con.execute("SELECT version_id FROM latest_split_versions").fetchall() == [("eval-a",)]
     con.close()
 
 
