@@ -16,7 +16,7 @@ import functools
 import hashlib
 import json
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +141,33 @@ def _rows(
     return instances, qrels
 
 
+def _records(
+    con: duckdb.DuckDBPyConnection, version: str, instances: Sequence[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The version's own copy of every grade of its targets (tier 0 included, with rationales)
+    and of its briefs' audit findings, so a later build that regrades a target or re-audits a
+    brief never changes what this version says."""
+    grades, findings = [], []
+    for instance in instances:
+        grades += [
+            {"version_id": version, "target_id": instance["target_id"], "paper_id": p,
+             "tier": t, "role": r, "rationale": why}
+            for p, t, r, why in con.execute(
+                "SELECT paper_id, tier, role, rationale FROM grades WHERE target_id = ?",
+                [instance["target_id"]],
+            ).fetchall()
+        ]  # fmt: skip
+        findings += [
+            {"version_id": version, "instance_id": instance["instance_id"], "check": check,
+             "passed": passed, "level": level, "detail": detail}
+            for check, passed, level, detail in con.execute(
+                'SELECT "check", passed, "level", detail FROM audit_findings WHERE brief_id = ?',
+                [instance["brief_id"]],
+            ).fetchall()
+        ]  # fmt: skip
+    return grades, findings
+
+
 def write_version(
     con: duckdb.DuckDBPyConnection,
     settings: Settings,
@@ -205,6 +232,9 @@ def write_version(
         warehouse.upsert(con, "split_versions", [row], ["version_id"])
         warehouse.upsert(con, "instances", instances, ["version_id", "instance_id"])
         warehouse.upsert(con, "qrels", qrels, ["version_id", "instance_id", "paper_id"])
+        grades, findings = _records(con, version, instances)
+        warehouse.upsert(con, "version_grades", grades, ["version_id", "target_id", "paper_id"])
+        warehouse.upsert(con, "version_findings", findings, ["version_id", "instance_id", "check"])
     return {**row, "notes": []}
 
 

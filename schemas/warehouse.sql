@@ -50,6 +50,10 @@ CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NU
 
 CREATE TABLE targets(split VARCHAR, paper_id VARCHAR, title VARCHAR, first_public_date DATE, cutoff_date DATE, status VARCHAR NOT NULL, reason VARCHAR, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, PRIMARY KEY(split, paper_id));
 
+CREATE TABLE version_findings(version_id VARCHAR, instance_id VARCHAR, "check" VARCHAR, passed BOOLEAN NOT NULL, "level" VARCHAR NOT NULL, detail VARCHAR NOT NULL, PRIMARY KEY(version_id, instance_id, "check"));
+
+CREATE TABLE version_grades(version_id VARCHAR, target_id VARCHAR, paper_id VARCHAR, tier INTEGER NOT NULL, "role" VARCHAR, rationale VARCHAR NOT NULL, CHECK((tier BETWEEN 0 AND 3)), PRIMARY KEY(version_id, target_id, paper_id));
+
 CREATE VIEW eval_latest AS SELECT i.* FROM instances AS i INNER JOIN latest_split_versions AS v USING (version_id) WHERE (v.split = 'eval');
 
 CREATE VIEW latest_split_versions AS SELECT * EXCLUDE (rank_in_split) FROM (SELECT *, row_number() OVER (PARTITION BY split ORDER BY written_at DESC, created_at DESC, version_id DESC) AS rank_in_split FROM split_versions) WHERE (rank_in_split = 1);

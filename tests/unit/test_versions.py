@@ -161,3 +161,31 @@ def test_the_version_hashes_the_code_and_the_llm_host(tmp_path: Path) -> None:
     assert splits.config_hash(settings(grade_readings=1), "eval") != splits.config_hash(
         settings(), "eval"
     )
+
+
+def test_a_version_keeps_its_grades_and_findings_when_a_target_is_regraded(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    accept(con, "openalex:W1", "A brief about one problem.", tier=2)
+    brief_id = "b-openalex:W1-A brief about one problem."
+    finding = {"brief_id": brief_id, "check": "lexical", "passed": True, "level": "none"}
+    warehouse.upsert(con, "audit_findings", [{**finding, "detail": "clean"}], ["brief_id", "check"])
+    old = splits.write_version(con, settings(), "eval")["version_id"]
+    kept = con.execute(
+        "SELECT paper_id, tier, rationale FROM version_grades WHERE version_id = ?", [old]
+    ).fetchall()
+    assert kept == [("openalex:W1-ref", 2, "why")]
+    accept(con, "openalex:W1", "A brief about one problem.", tier=3)  # regraded
+    warehouse.upsert(con, "audit_findings", [{**finding, "detail": "new"}], ["brief_id", "check"])
+    new = splits.write_version(con, settings(), "eval")["version_id"]
+    assert new != old
+    assert (
+        con.execute(
+            "SELECT paper_id, tier, rationale FROM version_grades WHERE version_id = ?", [old]
+        ).fetchall()
+        == kept
+    )
+    details = con.execute(
+        "SELECT version_id, detail FROM version_findings ORDER BY detail"
+    ).fetchall()
+    assert details == [(old, "clean"), (new, "new")]

@@ -39,6 +39,8 @@ EXPECTED_TABLES = {
     "build_runs",
     "instance_key",
     "boundary_audits",
+    "version_grades",
+    "version_findings",
 }
 
 
