@@ -19,7 +19,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from inspire_build.errors import InputError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_WAREHOUSE = PROJECT_ROOT / "warehouse" / "inspire.duckdb"
+DEFAULT_WAREHOUSE = Path("warehouse") / "inspire.duckdb"  # relative to where a command runs
 
 LlmBackend = Literal["openai", "rules"]
 SourceMode = Literal["live", "replay", "auto"]

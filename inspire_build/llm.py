@@ -1,7 +1,7 @@
 """The only module that imports openai: prompts, structured calls, the call log and its cache.
 
 ``LLM.complete(prompt_name, context, output_model)`` renders a versioned prompt from
-``prompts/``, asks the configured backend for an answer that validates against
+``inspire_build/prompts/``, asks the configured backend for an answer that validates against
 ``output_model``, and logs the call in ``llm_calls``. The log doubles as a cache: a call whose
 backend, model, prompt hash and input hash are already logged is answered from the log, so an
 identical rerun makes no calls.
@@ -24,12 +24,13 @@ import dataclasses
 import datetime as dt
 import functools
 import hashlib
+import importlib.resources
 import json
 import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
+from importlib.resources.abc import Traversable
 from typing import Any, TypeVar
 
 import duckdb
@@ -38,11 +39,11 @@ import openai
 import pydantic
 
 from inspire_build import warehouse
-from inspire_build.config import PROJECT_ROOT, Settings
+from inspire_build.config import Settings
 from inspire_build.errors import InspireError
 from inspire_build.redaction import Redactor
 
-PROMPTS_DIR = PROJECT_ROOT / "prompts"
+PROMPTS_DIR = importlib.resources.files("inspire_build") / "prompts"  # package data
 RULES_MODEL = "rules-v1"
 _VERSION = re.compile(r"\{#\s*version:\s*(?P<version>[\w.-]+)\s*#\}")
 
@@ -115,17 +116,18 @@ def _template(source: str) -> jinja2.Template:
     return environment.from_string(source)
 
 
-def load_prompts(folder: Path = PROMPTS_DIR) -> dict[str, Prompt]:
+def load_prompts(folder: Traversable = PROMPTS_DIR) -> dict[str, Prompt]:
     """Every ``*.md`` template with a version header. Refuses a template without one."""
     prompts: dict[str, Prompt] = {}
-    for path in sorted(folder.glob("*.md")):
-        if path.name.upper() == "README.MD":
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        if not path.name.endswith(".md") or path.name.upper() == "README.MD":
             continue
         source = path.read_text(encoding="utf-8")
         match = _VERSION.search(source.splitlines()[0] if source else "")
         if not match:
             raise LLMError(f"prompt {path.name} has no '{{# version: N #}}' header on line 1")
-        prompts[path.stem] = Prompt(path.stem, match.group("version"), source)
+        stem = path.name.removesuffix(".md")
+        prompts[stem] = Prompt(stem, match.group("version"), source)
     return prompts
 
 

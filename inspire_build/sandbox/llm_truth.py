@@ -1,7 +1,7 @@
 """Truthful answers to the pipeline's five prompts, read from the sandbox world's truth.
 
 The emulated OpenAI endpoint asks :meth:`Truth.answer` first; it recognises a prompt by the
-first line of its template in ``prompts/`` and answers from the world:
+first line of its template in ``inspire_build/prompts/`` and answers from the world:
 
 - ``brief``: a problem-only paraphrase of the target's ``problem`` (its lead sentence, the
   field's problem, and that sentence's terms in general field templates), framed as problem,
@@ -43,8 +43,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from inspire_build.config import PROJECT_ROOT
 from inspire_build.lineage import normalise_title
+from inspire_build.llm import PROMPTS_DIR
 from inspire_build.llm_rules import STOPWORDS
 from inspire_build.sandbox.world import Citation, Record, World
 
@@ -362,8 +362,8 @@ def signatures() -> dict[str, str]:
     """Each prompt's first line after its version header: how a request is recognised."""
     found: dict[str, str] = {}
     for name in PROMPT_KINDS:
-        path = PROJECT_ROOT / "prompts" / f"{name}.md"
-        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        path = PROMPTS_DIR / f"{name}.md"
+        lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
         if len(lines) > 1 and lines[1].strip():
             found[name] = lines[1].strip()
     return found

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pydantic
 import pytest
 
-from inspire_build.config import DEFAULT_WAREHOUSE, PROJECT_ROOT, Settings
+from inspire_build.config import DEFAULT_WAREHOUSE, Settings
 from inspire_build.errors import InputError
 
 
 def test_defaults() -> None:
     settings = Settings()
-    assert settings.warehouse == PROJECT_ROOT / "warehouse" / "inspire.duckdb" == DEFAULT_WAREHOUSE
+    assert settings.warehouse == Path("warehouse") / "inspire.duckdb" == DEFAULT_WAREHOUSE
     assert settings.llm_backend == "rules"
     assert settings.source_mode == "auto"
     assert settings.split("train").start == dt.date(2023, 1, 1)

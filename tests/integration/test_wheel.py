@@ -1,0 +1,68 @@
+"""Installed as a package, not run from a checkout: the wheel carries its prompts and migrations,
+and a fresh environment outside the checkout initialises a warehouse and builds against the
+sandbox with the rules backend.
+
+The fresh venv gets the wheel alone (``--no-deps``); its dependencies come from this test's own
+environment through a path entry, whose ``.pth`` files (the checkout's editable install among
+them) are not processed, so ``inspire_build`` can only come from the wheel.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from inspire_build.config import PROJECT_ROOT
+from inspire_build.sandbox import server, world
+
+
+def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_the_wheel_installs_and_builds_outside_the_checkout(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    run(
+        sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+        "--wheel-dir", dist, PROJECT_ROOT, cwd=tmp_path,
+    )  # fmt: skip
+    [wheel] = dist.glob("inspire_build-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "inspire_build/prompts/grade.md" in names
+    assert any(n.startswith("inspire_build/migrations/0001_") for n in names)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INSPIRE_", "PREFECT_"))}
+    env |= {"PREFECT_HOME": str(tmp_path / "prefect"), "PYTHONPATH": ""}
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path, env=env)
+    python = venv / "bin" / "python"
+    run(
+        sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
+        "--no-index", wheel, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    [packages] = (venv / "lib").glob("python3*/site-packages")
+    (packages / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    where = run(
+        python, "-c", "import inspire_build; print(inspire_build.__file__)", cwd=work, env=env
+    )
+    assert where.startswith(str(packages)), where
+    run(venv / "bin" / "inspire", "warehouse", "init", cwd=work, env=env)
+    assert (work / "warehouse" / "inspire.duckdb").exists()  # relative to where it runs
+
+    generated = world.generate(world.WorldConfig(seed=5, papers=300))
+    with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
+        lines = server.env_lines(base, time_scale=1000)
+        env |= dict(line.split("=", 1) for line in lines)
+        built = run(venv / "bin" / "inspire", "build", "--limit", "3", cwd=work, env=env)
+    assert built.startswith("eval-"), built
