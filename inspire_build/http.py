@@ -183,6 +183,24 @@ class Described:
 
 
 @dataclasses.dataclass(frozen=True)
+class Paging:
+    """How one source's paged lists chain, so replay can answer a page of one size from stored
+    pages of another (a reference list recorded 100 at a time, asked for 1,000 at a time).
+
+    A paged resource is ``"<list> <position>"``: ``position`` names where its page starts
+    (``offset=100``, ``page=first``, ``cursor=...``), the rest names the list.
+    """
+
+    # a page body -> its items, and the position of the page after it (None: none follows)
+    split: Callable[[bytes], tuple[list[Any], str | None]]
+    # (the first page's body, the items, the next position or None) -> the joined page's body
+    join: Callable[[bytes, list[Any], str | None], bytes]
+    # (the last page's body, the items gathered) -> whether the list truly ends there; asked
+    # only when the chain ran out, so a list whose pages do not chain is never cut short
+    ends: Callable[[bytes, int], bool] = lambda _last, _count: True
+
+
+@dataclasses.dataclass(frozen=True)
 class SourceCodec:
     """How http.py talks about one source. Each module in ``sources/`` defines one."""
 
@@ -198,6 +216,7 @@ class SourceCodec:
     # Whether an answer with a transient status is in fact final, judged by its body: OpenAlex's
     # 403 is its per-second limit only when it says so.
     final_despite_status: Callable[[int, bytes], bool] = lambda _status, _body: False
+    paging: Paging | None = None  # how its paged lists chain, for replay (see Paging)
 
     def is_transient(self, status: int, body: bytes) -> bool:
         """Worth a retry: a transient status whose body does not make it final. Every other
@@ -307,14 +326,22 @@ class ResponseStore:
         self._con = con
         self._lock = threading.Lock()  # one DuckDB connection, many fetching threads
 
-    def lookup(self, source: str, described: Described) -> Response | None:
+    def _rows(self, source: str, resource: str) -> list[tuple[Any, ...]]:
         with self._lock:
-            rows = self._con.execute(
+            return self._con.execute(
                 "SELECT status, body, headers, url, fields, page_size, complete FROM raw_http "
                 "WHERE resource_key = ? ORDER BY fetched_at DESC, request_key",
-                [f"{source} {described.resource}"],
+                [f"{source} {resource}"],
             ).fetchall()
-        for status, body, headers, url, fields, page_size, complete in rows:
+
+    def lookup(
+        self, source: str, described: Described, paging: Paging | None = None
+    ) -> Response | None:
+        """A stored answer to ``described``: a row that serves it, else (for a paged list)
+        contiguous stored pages of another size joined into one (:meth:`joined`)."""
+        for status, body, headers, url, fields, page_size, complete in self._rows(
+            source, described.resource
+        ):
             if serves(described, status, fields, page_size, complete):
                 return Response(
                     source,
@@ -324,7 +351,45 @@ class ResponseStore:
                     url,
                     from_store=True,
                 )
+        if paging is None or described.page_size is None or " " not in described.resource:
+            return None
+        return self.joined(source, described, paging)
+
+    def _page(self, source: str, resource: str, fields: tuple[str, ...] | None) -> Any:
+        """The newest stored 200 page of ``resource`` holding ``fields``, of any page size."""
+        for status, body, headers, url, row_fields, _, _ in self._rows(source, resource):
+            if status == 200 and serves(
+                Described(resource, fields), status, row_fields, None, None
+            ):
+                return bytes(body or b""), json.loads(headers or "{}"), url
         return None
+
+    def joined(self, source: str, described: Described, paging: Paging) -> Response | None:
+        """Stored pages from the requested position on, chained until they hold a page of the
+        requested size or the list ends; None when a page is missing, when they overshoot the
+        size (the next position would fall inside a stored page), or when the chain ends before
+        the list does."""
+        wanted = described.page_size or 0
+        listing, _, position = described.resource.rpartition(" ")
+        items: list[Any] = []
+        pages: list[Any] = []
+        following: str | None = position
+        while following is not None and len(items) < wanted:
+            page = self._page(source, f"{listing} {following}", described.fields)
+            if page is None:
+                return None
+            pages.append(page)
+            got, following = paging.split(page[0])
+            items += got
+            if not got:
+                following = None
+        if not pages or len(items) > wanted:
+            return None
+        if following is None and not paging.ends(pages[-1][0], len(items)):
+            return None
+        first = pages[0]
+        body = paging.join(first[0], items, following)
+        return Response(source, 200, body, first[1], first[2], from_store=True)
 
     def save(self, rows: Sequence[Mapping[str, object]]) -> int:
         with self._lock:
@@ -435,7 +500,7 @@ class HttpClient:
         described = codec.describe(method, path, params, json_body)
         self._count(source, "requests")
         if self.mode in ("replay", "auto") and self.store is not None:
-            hit = self.store.lookup(source, described)
+            hit = self.store.lookup(source, described, codec.paging)
             if hit is not None:
                 self._count(source, "from_store")
                 return hit

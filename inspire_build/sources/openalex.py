@@ -24,6 +24,7 @@ from inspire_build.errors import InputError, InvalidIdError
 from inspire_build.http import (
     Described,
     HttpClient,
+    Paging,
     Params,
     SourceCodec,
     check_json,
@@ -171,6 +172,34 @@ def is_complete(body: bytes) -> bool:
     return meta.get("page") in (None, 1) and count is not None and count <= len(data["results"])
 
 
+def _split_page(body: bytes) -> tuple[list[Any], str | None]:
+    data = json.loads(body)
+    following = (data.get("meta") or {}).get("next_cursor")
+    return list(data.get("results") or []), None if not following else f"cursor={following}"
+
+
+def _join_pages(first: bytes, items: list[Any], following: str | None) -> bytes:
+    meta = dict(json.loads(first).get("meta") or {})
+    meta |= {"per_page": len(items), "page": None}
+    meta["next_cursor"] = following.removeprefix("cursor=") if following else None
+    return json.dumps({"meta": meta, "results": items}).encode()
+
+
+def _ends(last: bytes, count: int) -> bool:
+    """A cursor chain ends at an explicit null ``next_cursor``; a page-numbered first page
+    (no ``next_cursor``) ends the list only when it holds every result."""
+    meta = json.loads(last).get("meta") or {}
+    if "next_cursor" in meta:
+        return meta["next_cursor"] is None
+    return (
+        meta.get("page") in (None, 1) and meta.get("count") is not None and meta["count"] <= count
+    )
+
+
+# Listings chain by cursor; replay joins stored pages of any size into the size asked for.
+PAGING = Paging(split=_split_page, join=_join_pages, ends=_ends)
+
+
 def credentials(settings: Settings) -> tuple[Params, dict[str, str]]:
     params = []
     if settings.openalex_api_key is not None:
@@ -207,6 +236,7 @@ CODEC = SourceCodec(
     transient_statuses=frozenset({403, 429, 500, 502, 503, 504}),
     credentials=credentials,
     final_despite_status=final_403,
+    paging=PAGING,
 )
 
 

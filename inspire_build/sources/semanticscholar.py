@@ -23,6 +23,7 @@ from inspire_build.errors import InputError, InvalidIdError
 from inspire_build.http import (
     Described,
     HttpClient,
+    Paging,
     Params,
     SourceCodec,
     SourceError,
@@ -152,6 +153,22 @@ def credentials(settings: Settings) -> tuple[Params, dict[str, str]]:
     return (), {"x-api-key": settings.s2_api_key.get_secret_value()}
 
 
+def _split_page(body: bytes) -> tuple[list[Any], str | None]:
+    data = json.loads(body)
+    following = data.get("next")
+    return list(data.get("data") or []), None if following is None else f"offset={following}"
+
+
+def _join_pages(first: bytes, items: list[Any], following: str | None) -> bytes:
+    page: dict[str, Any] = {"offset": json.loads(first).get("offset", 0), "data": items}
+    if following is not None:
+        page["next"] = int(following.removeprefix("offset="))
+    return json.dumps(page).encode()
+
+
+# A reference or citation list: "next" is absent on its last page.
+PAGING = Paging(split=_split_page, join=_join_pages)
+
 CODEC = SourceCodec(
     name=NAME,
     default_base_url=BASE_URL,
@@ -160,6 +177,7 @@ CODEC = SourceCodec(
     error_message=json_error_message,
     check_body=check_json,
     credentials=credentials,
+    paging=PAGING,
 )
 
 

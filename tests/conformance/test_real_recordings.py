@@ -265,3 +265,52 @@ def test_gpt1_lineage_with_a_given_target_date(imported: Path) -> None:
     year_only = [line for line in lines if line["date_precision"] == "year"]
     assert len(year_only) == 9 and all(line["status"] == "eligible" for line in year_only)
     assert "# corpusid:49313245: first public 2018-06-11, cutoff 2018-03-11" in result.stdout
+
+
+def _gpt1_in_pages(folder: Path, size: int) -> Path:
+    """The real GPT-1 reference list, re-cut into pages of ``size`` chained by offset and next,
+    as a client that pages by ``size`` would have recorded it."""
+    source = REAL / "semanticscholar" / "references_gpt1_corpusid_49313245.yaml"
+    cassette = yaml.safe_load(source.read_text(encoding="utf-8"))
+    [interaction] = cassette["interactions"]
+    items = json.loads(interaction["response"]["content"])["data"]
+    uri = str(interaction["request"]["uri"]).replace("&offset=0&limit=100", "")
+    pages = []
+    for offset in range(0, len(items), size):
+        page: dict[str, object] = {"offset": offset, "data": items[offset : offset + size]}
+        if offset + size < len(items):
+            page["next"] = offset + size
+        pages.append(
+            {
+                "request": {**interaction["request"], "uri": f"{uri}&offset={offset}&limit={size}"},
+                "response": {**interaction["response"], "content": json.dumps(page)},
+            }
+        )
+    path = folder / f"references_gpt1_pages_of_{size}.yaml"
+    path.write_text(yaml.safe_dump({**cassette, "interactions": pages}), encoding="utf-8")
+    return path
+
+
+def test_a_reference_list_recorded_in_pages_of_20_replays_for_a_client_asking_1000(
+    tmp_path: Path, imported: Path
+) -> None:
+    path = tmp_path / "paged.duckdb"
+    assert inspire("warehouse", "init", "--warehouse", str(path)).returncode == 0
+    result = inspire(
+        "snapshot", "import", str(_gpt1_in_pages(tmp_path, 20)), "--warehouse", str(path)
+    )
+    assert result.returncode == 0, result.stderr
+    fetched = [
+        inspire(
+            "fetch", "references", "CorpusID:49313245", "--source", "s2", "--offline", "--json",
+            "--warehouse", str(where),
+        )
+        for where in (path, imported)
+    ]  # fmt: skip
+    for done in fetched:
+        assert done.returncode == 0, done.stderr
+    paged, whole = (done.stdout.splitlines() for done in fetched)
+    assert len(paged) == 73 and paged == whole  # the same 73 references, in the same order
+    con = duckdb.connect(str(path), read_only=True)
+    assert con.execute("SELECT count(*), max(page_size) FROM raw_http").fetchone() == (4, 20)
+    con.close()
