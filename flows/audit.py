@@ -12,17 +12,19 @@ import sys
 from pathlib import Path
 
 from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact
 
 from inspire_build import boundary_store, gold, splits, warehouse
 from inspire_build.config import Settings, get_settings
-from inspire_build.errors import InputError
+from inspire_build.errors import InputError, InspireError
 
 
 @flow(name="audit-split", log_prints=True)
 def audit_split(
     split: str = "eval", version: str | None = None, warehouse_path: str | None = None
 ) -> bool:
-    """True when every instance passes and the boundary holds; the reports are logged. Audits
+    """True when every instance passes and the boundary holds, else :class:`AuditFailed` (the
+    flow run is Failed); the report is logged and published as a markdown artifact. Audits
     ``warehouse_path``, else the configured warehouse."""
     settings = _settings(warehouse_path)
     logger = get_run_logger()
@@ -32,9 +34,17 @@ def audit_split(
         chosen = version or splits.latest_version(con, split)
         report = gold.audit_version(gold.make_llm(settings, con), con, settings, chosen)
         attacks = boundary_store.attack_version(con, settings, chosen)
-    for line in [*report.lines(), *attacks.lines()]:
+    lines = [*report.lines(), *attacks.lines()]
+    for line in lines:
         logger.info(line)
-    return report.ok and attacks.ok
+    create_markdown_artifact(
+        key=f"{split}-audit",
+        markdown="\n".join([f"# Audit of {chosen}", "", *(f"    {line}" for line in lines)]),
+        description=f"The leakage audit and boundary attacks of {chosen}",
+    )
+    if not (report.ok and attacks.ok):
+        raise AuditFailed(f"the audit of {chosen} failed (its report is above)")
+    return True
 
 
 def _settings(warehouse_path: str | Path | None) -> Settings:
@@ -42,6 +52,26 @@ def _settings(warehouse_path: str | Path | None) -> Settings:
     if warehouse_path:
         return settings.model_copy(update={"warehouse": Path(warehouse_path)})
     return settings
+
+
+class AuditFailed(InspireError):
+    """An accepted instance failed a check, or the information boundary did not hold: the
+    flow run is Failed, and ``make audit`` exits 1."""
+
+
+def _audited(split: str, version: str, warehouse_path: str) -> bool:
+    """Run the flow; False when the audit failed, any other failure raised as it was."""
+    state = audit_split(
+        split=split, version=version, warehouse_path=warehouse_path, return_state=True
+    )
+    if state.is_completed():
+        return True
+    error = state.result(raise_on_failure=False)
+    if isinstance(error, AuditFailed):
+        return False
+    if isinstance(error, BaseException):
+        raise error
+    raise InspireError(f"the audit of {version} ended {state.name}")
 
 
 def main(argv: list[str], warehouse_path: Path | None = None) -> int:
@@ -68,8 +98,7 @@ def main(argv: list[str], warehouse_path: Path | None = None) -> int:
         raise InputError("no split has a version yet; build one first (`make build`)")
     ok = True
     for split in chosen:
-        path = str(settings.warehouse)
-        ok &= audit_split(split=split, version=latest[split], warehouse_path=path)
+        ok &= _audited(split, latest[split], str(settings.warehouse))
     return 0 if ok else 1
 
 

@@ -11,10 +11,12 @@ it makes no HTTP or LLM call, and rewrites the same version.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from typing import Any
 
 from prefect import flow, get_run_logger, runtime, task
+from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from inspire_build import build_runs, gold, pipeline, resolve, splits, warehouse
@@ -122,7 +124,11 @@ def _build(
     llm = gold.make_llm(settings, con)
     accepted = 0
     for start in range(0, len(resolved), chunk_size):
-        accepted += gold_chunk(llm, con, settings, resolved[start : start + chunk_size])
+        end = min(start + chunk_size, len(resolved))
+        named = gold_chunk.with_options(
+            task_run_name=f"brief-audit-grade targets {start + 1}-{end}"
+        )
+        accepted += named(llm, con, settings, resolved[start:end])
         logger.info(
             f"briefs and grades: {min(start + chunk_size, len(resolved))}/"
             f"{len(resolved)} ({accepted} accepted)"
@@ -131,7 +137,28 @@ def _build(
     logger.info(f"version {version['version_id']}: {version['counts']}")
     for note in version["notes"]:
         logger.warning(note)
+    create_markdown_artifact(
+        key=f"{split}-version",
+        markdown=version_markdown(version),
+        description=f"The {split} version this build wrote",
+    )
     return version
+
+
+def version_markdown(version: dict[str, Any]) -> str:
+    """The version's ID, label and counts, as the build's artifact in the Prefect UI."""
+    lines = [
+        f"# {version['version_id']}",
+        "",
+        f"Label: {version['label'] or '(none)'}; models {json.dumps(version['models'])}.",
+        "",
+        "| count | value |",
+        "|---|---|",
+        *(f"| {name} | {value:,} |" for name, value in sorted(version["counts"].items())),
+        "",
+        *(f"> {note}" for note in version["notes"]),
+    ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -48,16 +48,6 @@ def run(env: dict[str, str], *args: str, timeout: int = 600) -> subprocess.Compl
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def export_hashes(env: dict[str, str], out: Path) -> list[str]:
-    result = run(
-        env, sys.executable, "-m", "inspire_build", "export", "--split", "eval", "--out", str(out)
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    return [
-        line for line in result.stdout.splitlines() if "  public/" in line or "  private/" in line
-    ]
-
-
 def test_prefect_deployment_run_builds_a_version(
     sandbox_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -106,6 +96,31 @@ def test_prefect_deployment_run_builds_a_version(
             time.sleep(2)
         assert ran is not None and ran.returncode == 0, (ran.stdout + ran.stderr)[-3000:]
         assert "Completed" in ran.stdout + ran.stderr
+        api = f"http://127.0.0.1:{port}/api"
+        artifacts = httpx.post(f"{api}/artifacts/filter", json={}, timeout=10).json()
+        assert any(a["key"] == "eval-version" and "instances" in a["data"] for a in artifacts)
+        tasks = httpx.post(f"{api}/task_runs/filter", json={}, timeout=10).json()
+        assert any(t["name"].startswith("brief-audit-grade targets 1-") for t in tasks)
+        # A brief that names its target: the served audit's flow run is Failed, with its report.
+        con = duckdb.connect(str(tmp_path / "w.duckdb"))
+        con.execute(
+            "UPDATE instances SET brief = brief || ' ' || (SELECT title FROM targets "
+            "WHERE paper_id = instances.target_id) WHERE instance_id = "
+            "(SELECT min(instance_id) FROM instances)"
+        )
+        con.close()
+        failed = run(
+            env,
+            str(VENV_BIN / "prefect"),
+            "deployment",
+            "run",
+            "audit-split/default",
+            "--watch",
+            timeout=600,
+        )
+        assert "Failed" in failed.stdout + failed.stderr, (failed.stdout + failed.stderr)[-3000:]
+        artifacts = httpx.post(f"{api}/artifacts/filter", json={}, timeout=10).json()
+        assert any(a["key"] == "eval-audit" and "FAIL" in a["data"].upper() for a in artifacts)
     finally:
         for process in (serving, prefect_server):
             if process is not None:
@@ -121,5 +136,5 @@ def test_prefect_deployment_run_builds_a_version(
     assert found is not None and found[0] == 1 and found[1] >= 6 and found[2] > 0 and found[3] > 0
     local = {k: v for k, v in env.items() if k != "PREFECT_API_URL"}  # the server has stopped
     audited = run(local, sys.executable, "-m", "inspire_build", "audit", "eval")
-    assert audited.returncode == 0, audited.stderr[-2000:]
-    assert export_hashes(local, tmp_path / "export")
+    assert audited.returncode == 1, audited.stderr[-2000:]  # the planted leak
+    assert "Traceback" not in audited.stderr

@@ -133,19 +133,17 @@ def test_check_version_on_an_empty_warehouse(con: duckdb.DuckDBPyConnection) -> 
 
 @pytest.fixture
 def audited(monkeypatch: pytest.MonkeyPatch, built: Built) -> Iterator[list[tuple[str, str]]]:
-    """The splits and versions `audit` runs the flow on; the flow itself is stubbed (it passes)."""
+    """The splits and versions `audit` runs the flow on; the flow run is stubbed (it passes)."""
     import flows.audit
 
     calls: list[tuple[str, str]] = []
 
-    def audit_split(
-        split: str = "eval", version: str | None = None, warehouse_path: str | None = None
-    ) -> bool:
-        assert warehouse_path is not None and Path(warehouse_path).exists()
+    def audited(split: str, version: str, warehouse_path: str) -> bool:
+        assert Path(warehouse_path).exists()
         calls.append((split, str(version)))
         return True
 
-    monkeypatch.setattr(flows.audit, "audit_split", audit_split)
+    monkeypatch.setattr(flows.audit, "_audited", audited)
     monkeypatch.setenv("INSPIRE_WAREHOUSE", str(built.path))
     yield calls
 
@@ -195,13 +193,11 @@ def test_audit_audits_the_warehouse_named_before_or_after_the_command(
 
     seen: list[str | None] = []
 
-    def audit_split(
-        split: str = "eval", version: str | None = None, warehouse_path: str | None = None
-    ) -> bool:
+    def audited(split: str, version: str, warehouse_path: str) -> bool:
         seen.append(warehouse_path)
         return False  # a failing audit must reach the exit code
 
-    monkeypatch.setattr(flows.audit, "audit_split", audit_split)
+    monkeypatch.setattr(flows.audit, "_audited", audited)
     monkeypatch.setenv("INSPIRE_WAREHOUSE", str(tmp_path / "not-this.duckdb"))
     get_settings.cache_clear()
     given = ["--warehouse", str(built.path)]
