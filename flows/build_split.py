@@ -21,6 +21,7 @@ from prefect.cache_policies import NO_CACHE
 
 from inspire_build import build_runs, gold, pipeline, resolve, splits, warehouse
 from inspire_build.config import Settings, get_settings
+from inspire_build.errors import InspireError
 from inspire_build.sources import make_client
 
 # Tasks take live connections, which Prefect must not try to hash for its cache.
@@ -98,6 +99,7 @@ def build_split(
     the configured warehouse)."""
     logger = get_run_logger()
     settings = settings_with(split, limit, llm_backend, source_mode, concurrency, warehouse_path)
+    pipeline.check_sources(settings)  # a configuration error fails at once, before any request
     requested = dt.datetime.now(dt.UTC)
     with warehouse.open_warehouse(settings.warehouse, wait_s=3600, say=logger.info) as con:
         run_id = runtime.flow_run.id or uuid.uuid4().hex
@@ -164,7 +166,14 @@ def version_markdown(version: dict[str, Any]) -> str:
 if __name__ == "__main__":
     import sys
 
-    build_split(
-        split=sys.argv[1] if len(sys.argv) > 1 else "eval",
-        limit=int(sys.argv[2]) if len(sys.argv) > 2 else None,
-    )
+    from flows.console import one_line_errors_in_prefect_console
+
+    one_line_errors_in_prefect_console()
+    try:
+        build_split(
+            split=sys.argv[1] if len(sys.argv) > 1 else "eval",
+            limit=int(sys.argv[2]) if len(sys.argv) > 2 else None,
+        )
+    except InspireError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)

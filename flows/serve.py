@@ -13,10 +13,12 @@ from prefect.deployments.runner import RunnerDeployment
 
 from flows.audit import audit_split
 from flows.build_split import build_split
+from flows.console import one_line_errors_in_prefect_console
 from flows.evaluate import evaluate
 
 
 def main() -> None:
+    one_line_errors_in_prefect_console()
     # to_deployment is typed as sync-or-async; called outside an event loop it is sync.
     deployments = [
         cast(RunnerDeployment, build_split.to_deployment(name=name, parameters={"split": name}))

@@ -33,6 +33,7 @@ from inspire_build.errors import InputError, InspireError, InvalidIdError
 from inspire_build.http import HttpClient, SourceMode
 from inspire_build.ids import parse_any_id
 from inspire_build.models import Paper, PaperIds, Reference, ReferenceStatus
+from inspire_build.pipeline import check_sources
 from inspire_build.sources import CODECS, make_client
 
 if TYPE_CHECKING:
@@ -726,17 +727,11 @@ def build(
 ) -> None:
     """Run the build-split flow in this process and print the version it wrote."""
     from flows.build_split import build_split
+    from flows.console import one_line_errors_in_prefect_console
 
     _check_split(ctx, split)
-    _one_line_errors_in_prefect_console()
-    settings = get_settings()
-    real_openalex = settings.openalex_url == Settings.model_fields["openalex_url"].default
-    if settings.source_mode != "replay" and real_openalex and settings.openalex_api_key is None:
-        raise InputError(
-            "building from the real OpenAlex needs INSPIRE_OPENALEX_API_KEY (required since "
-            "2026-02), and network access; to build offline, point INSPIRE_*_URL at a "
-            "sandbox (`inspire sandbox env`) or run `make demo`"
-        )
+    one_line_errors_in_prefect_console()
+    check_sources(get_settings())
 
     path = _warehouse_path(ctx, warehouse_path, create=True)
     version = build_split(split=split, limit=limit, label=label, warehouse_path=str(path))
@@ -758,11 +753,12 @@ def audit_command(
 
     Without names, a split with no version yet is named and skipped."""
     from flows.audit import main as audit_main
+    from flows.console import one_line_errors_in_prefect_console
 
     for name in splits_to_audit or []:
         _check_split(ctx, name)
     path = _warehouse_path(ctx, warehouse_path)
-    _one_line_errors_in_prefect_console()
+    one_line_errors_in_prefect_console()
     code = audit_main(splits_to_audit or [], path)
     if code:
         raise typer.Exit(code)
@@ -1401,27 +1397,6 @@ def _emit(lines: list[dict[str, object]], as_json: bool) -> None:
                 " ".join(f"{k}:{v}" for k, v in known.items()) if isinstance(known, dict) else ""
             )
             print(f"{when}  {title}  [{shown or 'no IDs'}]")
-
-
-def _one_line_errors_in_prefect_console() -> None:
-    """Our errors are told once, in one line, by main(); Prefect's console repeats no traceback.
-
-    Prefect's API handler (on the flow- and task-run loggers) sees a record before the console
-    handler (on "prefect" and the root) does, so the Prefect UI still holds the traceback.
-    """
-    import logging
-
-    from prefect.logging.handlers import PrefectConsoleHandler
-
-    def untraced(record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], InspireError):
-            record.exc_info, record.exc_text = None, None
-        return True
-
-    for logger in (logging.getLogger(), logging.getLogger("prefect")):
-        for handler in logger.handlers:
-            if isinstance(handler, PrefectConsoleHandler):
-                handler.addFilter(untraced)
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ import duckdb
 
 from inspire_build import boundary_store, gold, resolve, splits
 from inspire_build.config import Settings
+from inspire_build.errors import InputError
 from inspire_build.http import HttpClient
 
 
@@ -38,6 +39,18 @@ def lineage(
     )
     resolve.write(con, results, selection.split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status.value == "candidate"]
+
+
+def check_sources(settings: Settings) -> None:
+    """Refuse, before any request, a build that cannot reach its sources: the real OpenAlex
+    without a key. A configuration error is said once, never retried."""
+    real_openalex = settings.openalex_url == Settings.model_fields["openalex_url"].default
+    if settings.source_mode != "replay" and real_openalex and settings.openalex_api_key is None:
+        raise InputError(
+            "building from the real OpenAlex needs INSPIRE_OPENALEX_API_KEY (required since "
+            "2026-02), and network access; to build offline, point INSPIRE_*_URL at a "
+            "sandbox (`inspire sandbox env`) or run `make demo`"
+        )
 
 
 def build_split(
