@@ -726,8 +726,10 @@ def build(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Run the build-split flow in this process and print the version it wrote."""
+    from flows.console import one_line_errors_in_prefect_console, use_project_prefect
+
+    use_project_prefect(Path.cwd(), os.environ)
     from flows.build_split import build_split
-    from flows.console import one_line_errors_in_prefect_console
 
     _check_split(ctx, split)
     one_line_errors_in_prefect_console()
@@ -752,8 +754,10 @@ def audit_command(
     """Re-run the leakage audit on each split's latest version; exit 1 if an instance fails.
 
     Without names, a split with no version yet is named and skipped."""
+    from flows.console import one_line_errors_in_prefect_console, use_project_prefect
+
+    use_project_prefect(Path.cwd(), os.environ)
     from flows.audit import main as audit_main
-    from flows.console import one_line_errors_in_prefect_console
 
     for name in splits_to_audit or []:
         _check_split(ctx, name)
