@@ -141,6 +141,15 @@ def _rows(
     return instances, qrels
 
 
+def _copied(
+    con: duckdb.DuckDBPyConnection, sql: str, key: object, fixed: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The rows ``sql`` selects for ``key``, by column name, each with the ``fixed`` columns."""
+    cursor = con.execute(sql, [key])
+    names = [column[0] for column in cursor.description or []]
+    return [{**fixed, **dict(zip(names, row, strict=True))} for row in cursor.fetchall()]
+
+
 def _records(
     con: duckdb.DuckDBPyConnection, version: str, instances: Sequence[Mapping[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -149,22 +158,18 @@ def _records(
     brief never changes what this version says."""
     grades, findings = [], []
     for instance in instances:
-        grades += [
-            {"version_id": version, "target_id": instance["target_id"], "paper_id": p,
-             "tier": t, "role": r, "rationale": why}
-            for p, t, r, why in con.execute(
-                "SELECT paper_id, tier, role, rationale FROM grades WHERE target_id = ?",
-                [instance["target_id"]],
-            ).fetchall()
-        ]  # fmt: skip
-        findings += [
-            {"version_id": version, "instance_id": instance["instance_id"], "check": check,
-             "passed": passed, "level": level, "detail": detail}
-            for check, passed, level, detail in con.execute(
-                'SELECT "check", passed, "level", detail FROM audit_findings WHERE brief_id = ?',
-                [instance["brief_id"]],
-            ).fetchall()
-        ]  # fmt: skip
+        grades += _copied(
+            con,
+            "SELECT paper_id, tier, role, rationale FROM grades WHERE target_id = ?",
+            instance["target_id"],
+            {"version_id": version, "target_id": instance["target_id"]},
+        )
+        findings += _copied(
+            con,
+            'SELECT "check", passed, "level", detail FROM audit_findings WHERE brief_id = ?',
+            instance["brief_id"],
+            {"version_id": version, "instance_id": instance["instance_id"]},
+        )
     return grades, findings
 
 

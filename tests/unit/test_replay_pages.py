@@ -26,15 +26,18 @@ def store_page(
     *,
     per_page: int = 2,
 ) -> None:
-    params = [FILTER, ("per_page", str(per_page)), ("cursor", cursor)]
-    described = openalex.CODEC.describe("GET", PATH, params, None)
     meta = {"count": count, "page": None, "per_page": per_page, "next_cursor": following}
     body = {"meta": meta, "results": [{"id": f"https://openalex.org/W{i}"} for i in ids]}
+    save(con, [FILTER, ("per_page", str(per_page)), ("cursor", cursor)], body)
+
+
+def save(con: duckdb.DuckDBPyConnection, params: list[tuple[str, str]], body: object) -> None:
+    """One stored 200 answer of OpenAlex's /works for ``params``."""
     row = http.store_row(
         openalex.CODEC,
-        described,
+        openalex.CODEC.describe("GET", PATH, params, None),
         method="GET",
-        url=f"https://api.openalex.org/works?cursor={cursor}",
+        url=f"https://api.openalex.org/works?{params[-1][0]}={params[-1][1]}",
         request_body=None,
         status=200,
         headers={},
@@ -79,22 +82,8 @@ def test_a_missing_page_or_an_overshoot_is_no_answer(con: duckdb.DuckDBPyConnect
 
 
 def test_page_numbered_pages_never_end_a_list_early(con: duckdb.DuckDBPyConnection) -> None:
-    params = [FILTER, ("per_page", "2"), ("page", "1")]
-    described = openalex.CODEC.describe("GET", PATH, params, None)
     body = {"meta": {"count": 5, "page": 1, "per_page": 2}, "results": [{"id": "W1"}, {"id": "W2"}]}
-    row = http.store_row(
-        openalex.CODEC,
-        described,
-        method="GET",
-        url="https://api.openalex.org/works?page=1",
-        request_body=None,
-        status=200,
-        headers={},
-        body=json.dumps(body).encode(),
-        origin="test",
-        fetched_at=WHEN,
-    )
-    http.ResponseStore(con).save([row])
+    save(con, [FILTER, ("per_page", "2"), ("page", "1")], body)
     assert ask(con, "*") is None  # 2 of 5 results and no cursor: not the whole list
 
 
