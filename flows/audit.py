@@ -10,26 +10,39 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any, cast
 
-from prefect import flow, get_run_logger
+from prefect import State, flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
+from prefect.exceptions import TerminationSignal
+from prefect.states import Cancelled as CancelledState
 
+from flows import console
 from inspire_build import boundary_store, gold, splits, warehouse
 from inspire_build.config import Settings, get_settings
-from inspire_build.errors import InputError, InspireError
+from inspire_build.errors import Cancelled, InputError, InspireError
 
 
 @flow(name="audit-split", log_prints=True)
 def audit_split(
     split: str = "eval", version: str | None = None, warehouse_path: str | None = None
-) -> bool:
+) -> Any:
     """True when every instance passes and the boundary holds, else :class:`AuditFailed` (the
     flow run is Failed); the report is logged and published as a markdown artifact. Audits
     ``warehouse_path``, else the configured warehouse."""
     settings = _settings(warehouse_path)
     logger = get_run_logger()
+    try:
+        return _audit(logger, settings, split, version)
+    except (Cancelled, TerminationSignal) as error:
+        stopped = console.as_cancelled(error)
+        logger.warning(str(stopped))
+        return CancelledState(message=str(stopped))  # the flow run is Cancelled, not Failed
+
+
+def _audit(logger: Any, settings: Settings, split: str, version: str | None) -> bool:
     with warehouse.open_warehouse(
-        settings.warehouse, wait_s=3600, say=logger.info, create=False
+        settings.warehouse, wait_s=3600, say=logger.info, create=False, stopped=console.signalled
     ) as con:
         chosen = version or splits.latest_version(con, split)
         report = gold.audit_version(gold.make_llm(settings, con), con, settings, chosen)
@@ -61,11 +74,14 @@ class AuditFailed(InspireError):
 
 def _audited(split: str, version: str, warehouse_path: str) -> bool:
     """Run the flow; False when the audit failed, any other failure raised as it was."""
-    state = audit_split(
-        split=split, version=version, warehouse_path=warehouse_path, return_state=True
+    state = cast(  # a sync flow called outside an event loop returns its State
+        State[Any],
+        audit_split(split=split, version=version, warehouse_path=warehouse_path, return_state=True),
     )
     if state.is_completed():
         return True
+    if state.is_cancelled():
+        raise Cancelled(state.message or "cancelled")
     error = state.result(raise_on_failure=False)
     if isinstance(error, AuditFailed):
         return False

@@ -18,10 +18,13 @@ from typing import Any
 from prefect import flow, get_run_logger, runtime, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.exceptions import TerminationSignal
+from prefect.states import Cancelled as CancelledState
 
+from flows import console
 from inspire_build import build_runs, gold, pipeline, resolve, splits, warehouse
 from inspire_build.config import Settings, get_settings
-from inspire_build.errors import InspireError
+from inspire_build.errors import Cancelled, InspireError
 from inspire_build.sources import make_client
 
 # Tasks take live connections, which Prefect must not try to hash for its cache.
@@ -94,24 +97,34 @@ def build_split(
     concurrency: int | None = None,
     chunk_size: int = 50,
     warehouse_path: str | None = None,
-) -> dict[str, Any]:
+) -> Any:
     """Build one split version end to end and return its row (into ``warehouse_path``, else
-    the configured warehouse)."""
+    the configured warehouse); a :class:`Cancelled` build ends its flow run Cancelled."""
     logger = get_run_logger()
     settings = settings_with(split, limit, llm_backend, source_mode, concurrency, warehouse_path)
     pipeline.check_sources(settings)  # a configuration error fails at once, before any request
     requested = dt.datetime.now(dt.UTC)
-    with warehouse.open_warehouse(settings.warehouse, wait_s=3600, say=logger.info) as con:
-        run_id = runtime.flow_run.id or uuid.uuid4().hex
-        if closed := build_runs.begin(con, run_id, split, requested):
-            logger.info(f"closed {closed} earlier build(s) that died before finishing")
-        try:
-            version = _build(logger, con, settings, split, label, chunk_size)
-        except Exception as error:
-            build_runs.finish(con, run_id, error=error)
-            raise
-        build_runs.finish(con, run_id, version_id=version["version_id"])
-        return version
+    try:
+        with warehouse.open_warehouse(
+            settings.warehouse, wait_s=3600, say=logger.info, stopped=console.signalled
+        ) as con:
+            run_id = runtime.flow_run.id or uuid.uuid4().hex
+            if closed := build_runs.begin(con, run_id, split, requested):
+                logger.info(f"closed {closed} earlier build(s) that died before finishing")
+            try:
+                version = _build(logger, con, settings, split, label, chunk_size)
+            except (Exception, TerminationSignal) as error:
+                stopped = console.as_cancelled(error)
+                build_runs.finish(con, run_id, error=stopped)
+                if stopped is not error:
+                    raise stopped from error
+                raise
+            build_runs.finish(con, run_id, version_id=version["version_id"])
+            return version
+    except (Cancelled, TerminationSignal) as error:  # the open transaction rolled back
+        stopped = console.as_cancelled(error)
+        logger.warning(str(stopped))
+        return CancelledState(message=str(stopped))  # the flow run is Cancelled, not Failed
 
 
 def _build(

@@ -13,6 +13,7 @@ import os
 import duckdb
 
 from inspire_build import warehouse
+from inspire_build.errors import Cancelled
 
 KEY = ["run_id"]
 
@@ -62,12 +63,16 @@ def finish(
     version_id: str | None = None,
     error: BaseException | None = None,
 ) -> None:
-    """Close a build's row: completed with its version, or failed with the error's message."""
+    """Close a build's row: completed with its version, cancelled (a Cancelled error), or
+    failed with the error's message."""
+    status = "completed" if error is None else "failed"
+    if isinstance(error, Cancelled):
+        status = "cancelled"
     warehouse.update_where(
         con,
         "build_runs",
         {
-            "status": "failed" if error else "completed",
+            "status": status,
             "reason": f"{type(error).__name__}: {error}" if error else None,
             "version_id": version_id,
             "finished_at": dt.datetime.now(dt.UTC),

@@ -726,17 +726,22 @@ def build(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Run the build-split flow in this process and print the version it wrote."""
-    from flows.console import one_line_errors_in_prefect_console, use_project_prefect
-
-    use_project_prefect(Path.cwd(), os.environ)
-    from flows.build_split import build_split
+    from flows import console
 
     _check_split(ctx, split)
-    one_line_errors_in_prefect_console()
     check_sources(get_settings())
-
     path = _warehouse_path(ctx, warehouse_path, create=True)
-    version = build_split(split=split, limit=limit, label=label, warehouse_path=str(path))
+    console.use_project_prefect(Path.cwd(), os.environ)
+    with console.cancel_on_signals():
+        console.temporary_server(os.environ)
+        from flows.build_split import build_split
+
+        console.take_sigterm()
+        console.one_line_errors_in_prefect_console()
+        state = build_split(
+            split=split, limit=limit, label=label, warehouse_path=str(path), return_state=True
+        )
+        version = console.outcome(state)
     out.print(f"{version['version_id']}: {json.dumps(version['counts'])}")
     for note in version.get("notes", []):
         out.print(f"note: {note}")
@@ -754,16 +759,19 @@ def audit_command(
     """Re-run the leakage audit on each split's latest version; exit 1 if an instance fails.
 
     Without names, a split with no version yet is named and skipped."""
-    from flows.console import one_line_errors_in_prefect_console, use_project_prefect
-
-    use_project_prefect(Path.cwd(), os.environ)
-    from flows.audit import main as audit_main
+    from flows import console
 
     for name in splits_to_audit or []:
         _check_split(ctx, name)
     path = _warehouse_path(ctx, warehouse_path)
-    one_line_errors_in_prefect_console()
-    code = audit_main(splits_to_audit or [], path)
+    console.use_project_prefect(Path.cwd(), os.environ)
+    with console.cancel_on_signals():
+        console.temporary_server(os.environ)
+        from flows.audit import main as audit_main
+
+        console.take_sigterm()
+        console.one_line_errors_in_prefect_console()
+        code = audit_main(splits_to_audit or [], path)
     if code:
         raise typer.Exit(code)
 

@@ -36,3 +36,10 @@ class WarehouseCorruptError(WarehouseError):
 
 class MigrationError(WarehouseError):
     """A migration failed, is registered twice, or was edited after it was applied."""
+
+
+class Cancelled(InspireError):
+    """Ctrl-C or SIGTERM stopped a build or an audit: what was half-written is rolled back, and
+    its ``build_runs`` row and Prefect flow run say cancelled."""
+
+    exit_code = 130

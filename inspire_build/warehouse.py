@@ -26,6 +26,7 @@ from pathlib import Path
 import duckdb
 
 from inspire_build.errors import (
+    Cancelled,
     MigrationError,
     WarehouseCorruptError,
     WarehouseError,
@@ -171,12 +172,14 @@ def open_warehouse(
     wait_s: float = 0.0,
     say: Callable[[str], None] | None = None,
     create: bool = True,
+    stopped: Callable[[], bool] = lambda: False,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-write connection with every migration applied, closed on exit. A missing file is
     created, unless not ``create``.
 
     With ``wait_s``, a warehouse locked by another process (another build) is retried every few
-    seconds for up to that long, saying so, so that concurrent builds run one after another.
+    seconds for up to that long, saying so, so that concurrent builds run one after another;
+    ``stopped`` ends the wait with :class:`Cancelled`.
     """
     deadline = time.monotonic() + wait_s
     while True:
@@ -184,6 +187,8 @@ def open_warehouse(
             con = connect(path, create=create)
             break
         except WarehouseLockedError:
+            if stopped():
+                raise Cancelled("cancelled while waiting for the warehouse") from None
             if time.monotonic() >= deadline:
                 raise
             if say is not None:
