@@ -13,22 +13,28 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
-from typing import Any
+from typing import Any, cast
+from uuid import UUID
 
 from prefect import flow, get_run_logger, runtime, task
-from prefect.artifacts import create_markdown_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    update_progress_artifact,
+)
 from prefect.cache_policies import NO_CACHE
 from prefect.exceptions import TerminationSignal
 from prefect.states import Cancelled as CancelledState
 
 from flows import console
-from inspire_build import build_runs, gold, pipeline, resolve, splits, warehouse
+from inspire_build import build_runs, exports, gold, pipeline, resolve, splits, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InspireError
 from inspire_build.sources import make_client
 
 # Tasks take live connections, which Prefect must not try to hash for its cache.
 NO_STORE: dict[str, Any] = {"cache_policy": NO_CACHE, "persist_result": False}
+LINEAGE_SHARE = 50.0  # the build's progress artifact: lineage is its first half
 
 
 def settings_with(
@@ -63,7 +69,7 @@ def select_targets(client: Any, con: Any, settings: Settings, split: str) -> res
 
 @task(name="resolve-lineage", **NO_STORE)
 def resolve_all(
-    client: Any, con: Any, settings: Settings, selection: resolve.Selection
+    client: Any, con: Any, settings: Settings, selection: resolve.Selection, shown: Any
 ) -> list[str]:
     # One batch for every target: a work many targets cite is fetched once (see lower_bound).
     logger = get_run_logger()
@@ -71,6 +77,7 @@ def resolve_all(
     def progress(done: int, total: int) -> None:
         if done == total or done % max(1, total // 10) == 0:
             logger.info(f"lineage: S2 reference lists {done}/{total}")
+            update_progress_artifact(shown, LINEAGE_SHARE * done / max(1, total))
 
     return pipeline.lineage(con, client, settings, selection, progress)
 
@@ -134,7 +141,13 @@ def _build(
     selection = select_targets(client, con, settings, split)
     targets = selection.selected
     logger.info(f"{split}: {len(targets)} target(s) selected")
-    resolved = resolve_all(client, con, settings, selection)
+    shown = cast(  # a sync call outside an event loop returns the ID itself
+        UUID,
+        create_progress_artifact(
+            0.0, key=f"{split}-build-progress", description=f"{split}: lineage, then LLM steps"
+        ),
+    )
+    resolved = resolve_all(client, con, settings, selection, shown)
     logger.info(f"lineage done: {len(resolved)} of {len(targets)} target(s) have antecedents")
     llm = gold.make_llm(settings, con)
     accepted = 0
@@ -144,6 +157,8 @@ def _build(
             task_run_name=f"brief-audit-grade targets {start + 1}-{end}"
         )
         accepted += named(llm, con, settings, resolved[start:end])
+        done = LINEAGE_SHARE + (100 - LINEAGE_SHARE) * end / len(resolved)
+        update_progress_artifact(shown, done)
         logger.info(
             f"briefs and grades: {min(start + chunk_size, len(resolved))}/"
             f"{len(resolved)} ({accepted} accepted)"
@@ -152,10 +167,12 @@ def _build(
     logger.info(f"version {version['version_id']}: {version['counts']}")
     for note in version["notes"]:
         logger.warning(note)
+    update_progress_artifact(shown, 100.0)
+    card = exports.dataset_card(con, split, version["version_id"], None)
     create_markdown_artifact(
         key=f"{split}-version",
-        markdown=version_markdown(version),
-        description=f"The {split} version this build wrote",
+        markdown=version_markdown(version) + "\n\n" + card,
+        description=f"The {split} version this build wrote: its counts and dataset card",
     )
     return version
 

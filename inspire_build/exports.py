@@ -231,7 +231,7 @@ def dataset_card(
     con: duckdb.DuckDBPyConnection,
     split: str,
     version: str,
-    report: boundary_store.BoundaryReport,
+    report: boundary_store.BoundaryReport | None,
 ) -> str:
     """The paper's Table 5 statistics for this build, the funnel to instances, and the
     information boundary with the figures of the attacks played against it."""
@@ -320,8 +320,15 @@ def _months(
     return sampling.per_month(selected), sampling.per_month(made)
 
 
-def boundary_section(report: boundary_store.BoundaryReport) -> list[str]:
-    """What the card says of the information boundary (SPEC §9)."""
+def boundary_section(report: boundary_store.BoundaryReport | None) -> list[str]:
+    """What the card says of the information boundary (SPEC §9); None: not attacked yet."""
+    if report is None:
+        return [
+            "## Information boundary",
+            "",
+            "Not attacked yet: `inspire audit` plays the hash and window attacks, and the "
+            "card `inspire export` writes reports them.",
+        ]
     jitter = report.jitter_days
     median, p10 = (boundary_store.figure(v) for v in (report.window_median, report.window_p10))
     moved = (

@@ -98,7 +98,10 @@ def test_prefect_deployment_run_builds_a_version(
         assert "Completed" in ran.stdout + ran.stderr
         api = f"http://127.0.0.1:{port}/api"
         artifacts = httpx.post(f"{api}/artifacts/filter", json={}, timeout=10).json()
-        assert any(a["key"] == "eval-version" and "instances" in a["data"] for a in artifacts)
+        progress = [a["data"] for a in artifacts if a["key"] == "eval-build-progress"]
+        assert progress and progress[0] == 100.0  # the build's progress, as the UI shows it
+        published = [a["data"] for a in artifacts if a["key"] == "eval-version"]
+        assert published and "instances" in published[0] and "# Dataset card: eval" in published[0]
         tasks = httpx.post(f"{api}/task_runs/filter", json={}, timeout=10).json()
         assert any(t["name"].startswith("brief-audit-grade targets 1-") for t in tasks)
         # A brief that names its target: the served audit's flow run is Failed, with its report.
