@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
+import httpx
 import pytest
 
 from inspire_build import warehouse
@@ -37,3 +43,49 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real `prefect server start` for the session's in-process builds and audits (their
+    PREFECT_API_URL), so that none waits ~19 s for a temporary server of its own."""
+    home = tmp_path_factory.mktemp("prefect")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    api = f"http://127.0.0.1:{port}/api"
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    }
+    process = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "prefect"),
+            "server",
+            "start",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(360):
+            try:
+                if httpx.get(api + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None:
+                raise RuntimeError("prefect server start exited")
+            time.sleep(0.5)
+        else:
+            raise RuntimeError("the Prefect server did not answer within 180 s")
+        yield api
+    finally:
+        process.terminate()
+        process.wait(timeout=60)

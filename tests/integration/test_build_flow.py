@@ -21,13 +21,14 @@ from inspire_build.sandbox import server, world
 KEY = bytes(range(32))
 
 
-def test_build_audit_export_and_an_identical_rerun(tmp_path: Path) -> None:
+def test_build_audit_export_and_an_identical_rerun(tmp_path: Path, prefect_api: str) -> None:
     generated = world.generate(world.WorldConfig(seed=13, papers=1000))
     with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
         env = {
             **os.environ,
             "INSPIRE_WAREHOUSE": str(tmp_path / "w.duckdb"),
             "PREFECT_HOME": str(tmp_path / "prefect"),
+            "PREFECT_API_URL": prefect_api,  # the session's server: no temporary one per call
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             **{
                 line.split("=", 1)[0]: line.split("=", 1)[1]

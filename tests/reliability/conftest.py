@@ -13,7 +13,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,41 +101,6 @@ class Suite:
         ]
         assert hashes
         return hashes
-
-
-@pytest.fixture(scope="session")
-def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One real `prefect server start` for every build, so no build waits ~19 s for its own."""
-    home = tmp_path_factory.mktemp("prefect")
-    port = free_port()
-    api = f"http://127.0.0.1:{port}/api"
-    env = {
-        **os.environ,
-        "PREFECT_HOME": str(home),
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    }
-    process = subprocess.Popen(
-        [str(VENV_BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(360):
-            try:
-                if httpx.get(api + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None:
-                raise RuntimeError("prefect server start exited")
-            time.sleep(0.5)
-        else:
-            raise RuntimeError("the Prefect server did not answer within 180 s")
-        yield api
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
 
 
 @pytest.fixture(scope="session")

@@ -35,7 +35,7 @@ class Built(NamedTuple):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+def built(tmp_path_factory: pytest.TempPathFactory, prefect_api: str) -> Iterator[Built]:
     tmp = tmp_path_factory.mktemp("bad_input")
     generated = world.generate(world.WorldConfig(seed=3, papers=600, hostile=True))
     with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
@@ -43,6 +43,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
             **os.environ,
             "INSPIRE_WAREHOUSE": str(tmp / "w.duckdb"),
             "PREFECT_HOME": str(tmp / "prefect"),
+            "PREFECT_API_URL": prefect_api,
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             **dict(line.split("=", 1) for line in server.env_lines(base, time_scale=1000)),
             "INSPIRE_LLM_BACKEND": "rules",
