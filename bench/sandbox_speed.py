@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,17 +19,12 @@ from pathlib import Path
 
 import requests
 
+from inspire_build.local_server import free_port
 from inspire_build.sandbox import world
 from inspire_build.sources import openalex
 
 TARGET_GENERATE_S = 60.0
 TARGET_BATCH_RPS = 200.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def wait_until_up(base: str, process: subprocess.Popen[bytes]) -> None:

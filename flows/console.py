@@ -8,7 +8,6 @@ import importlib.util
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ from typing import Any
 import httpx
 
 from inspire_build.errors import Cancelled, InspireError
+from inspire_build.local_server import free_port
 
 STARTUP_S = 180  # a temporary server takes about 19 s to start on a 2-core machine
 
@@ -85,9 +85,7 @@ def temporary_server(environ: MutableMapping[str, str]) -> str | None:
     its last logs. Returns the API URL (None: one was set already)."""
     if environ.get("PREFECT_API_URL"):
         return None
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     spec = importlib.util.find_spec("prefect")
     package = Path(spec.origin if spec and spec.origin else ".").parent
     server = subprocess.Popen(

@@ -1,5 +1,6 @@
 """An ASGI app served on 127.0.0.1 in a background thread (the sandbox and the tool server),
-and the listening socket a foreground server is handed (:func:`bind`)."""
+and the listening socket a foreground server is handed (:func:`bind`), and a free port for a
+child process (:func:`free_port`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,13 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from inspire_build.errors import InspireError
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 now (for a child process to bind; the usual small race)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @contextmanager

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import httpx
 import pytest
 
 from inspire_build import warehouse
+from inspire_build.local_server import free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_FIXTURES = PROJECT_ROOT.parent / "shared" / "fixtures"
@@ -50,9 +50,7 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One real `prefect server start` for the session's in-process builds and audits (their
     PREFECT_API_URL), so that none waits ~19 s for a temporary server of its own."""
     home = tmp_path_factory.mktemp("prefect")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     api = f"http://127.0.0.1:{port}/api"
     env = {
         **os.environ,

@@ -5,7 +5,6 @@ tests/reliability/.)"""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,15 +15,10 @@ import duckdb
 import httpx
 import pytest
 
+from inspire_build.local_server import free_port
 from inspire_build.sandbox import server, world
 
 VENV_BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

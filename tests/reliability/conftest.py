@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -33,12 +32,6 @@ FAKE_SECRETS = {
     "INSPIRE_LLM_API_KEY": "sk-fake-llm-key-Hn40Pw",
     "INSPIRE_CONTACT_EMAIL": "fake.contact.Jx5@example.org",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclasses.dataclass

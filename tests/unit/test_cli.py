@@ -16,6 +16,7 @@ from typer.core import TyperGroup, TyperOption
 
 from inspire_build import warehouse
 from inspire_build.cli import app
+from inspire_build.local_server import free_port
 
 
 def inspire(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -134,7 +135,6 @@ def test_every_command_has_help_text(name_command: tuple[str, Any]) -> None:
 
 
 def test_sandbox_world_serve_and_env(tmp_path: Path) -> None:
-    import socket
     import time
 
     import httpx
@@ -150,9 +150,7 @@ def test_sandbox_world_serve_and_env(tmp_path: Path) -> None:
     for name in ("world.json", "records.jsonl", "ground_truth.jsonl"):
         assert (world_dir / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(
         [
             sys.executable,
