@@ -145,6 +145,7 @@ def audited(monkeypatch: pytest.MonkeyPatch, built: Built) -> Iterator[list[tupl
 
     monkeypatch.setattr(flows.audit, "_audited", audited)
     monkeypatch.setenv("INSPIRE_WAREHOUSE", str(built.path))
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server
     yield calls
 
 
@@ -199,6 +200,7 @@ def test_audit_audits_the_warehouse_named_before_or_after_the_command(
 
     monkeypatch.setattr(flows.audit, "_audited", audited)
     monkeypatch.setenv("INSPIRE_WAREHOUSE", str(tmp_path / "not-this.duckdb"))
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server
     get_settings.cache_clear()
     given = ["--warehouse", str(built.path)]
     args = [*given, "audit", "eval"] if before else ["audit", "eval", *given]
@@ -215,11 +217,19 @@ def test_build_writes_into_the_warehouse_named_before_or_after_the_command(
 
     asked: list[dict[str, object]] = []
 
-    def build_split(**kwargs: object) -> dict[str, object]:
+    class Completed:  # the flow run's State, as a call with return_state=True gives it
+        def is_cancelled(self) -> bool:
+            return False
+
+        def result(self) -> dict[str, object]:
+            return {"version_id": "eval-x", "counts": {}}
+
+    def build_split(**kwargs: object) -> Completed:
         asked.append(kwargs)
-        return {"version_id": "eval-x", "counts": {}}
+        return Completed()
 
     monkeypatch.setattr(flows.build_split, "build_split", build_split)
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server
     monkeypatch.setenv("INSPIRE_WAREHOUSE", str(tmp_path / "not-this.duckdb"))
     monkeypatch.setenv("INSPIRE_SOURCE_MODE", "replay")
     get_settings.cache_clear()
@@ -227,9 +237,9 @@ def test_build_writes_into_the_warehouse_named_before_or_after_the_command(
     args = [*given, "build", "--limit", "2"] if before else ["build", "--limit", "2", *given]
     result = CliRunner().invoke(cli.app, args)
     assert result.exit_code == 0, result.output
-    assert asked == [
-        {"split": "eval", "limit": 2, "label": None, "warehouse_path": str(tmp_path / "a.duckdb")}
-    ]
+    path = str(tmp_path / "a.duckdb")
+    expected = {"split": "eval", "limit": 2, "label": None, "warehouse_path": path}
+    assert asked == [{**expected, "return_state": True}]
 
 
 def test_the_flows_take_their_warehouse_over_the_setting(tmp_path: Path) -> None:
