@@ -16,6 +16,7 @@ import uuid
 from typing import Any, cast
 from uuid import UUID
 
+import duckdb
 from prefect import flow, get_run_logger, runtime, task
 from prefect.artifacts import (
     create_markdown_artifact,
@@ -122,7 +123,9 @@ def build_split(
                 version = _build(logger, con, settings, split, label, chunk_size)
             except (Exception, TerminationSignal) as error:
                 stopped = console.as_cancelled(error)
-                build_runs.finish(con, run_id, error=stopped)
+                if isinstance(stopped, duckdb.Error):  # a full disk: said in one line
+                    stopped = warehouse.translate(stopped, settings.warehouse) or stopped
+                _finish(con, settings.warehouse, run_id, stopped)
                 if stopped is not error:
                     raise stopped from error
                 raise
@@ -132,6 +135,26 @@ def build_split(
         stopped = console.as_cancelled(error)
         logger.warning(str(stopped))
         return CancelledState(message=str(stopped))  # the flow run is Cancelled, not Failed
+
+
+def _finish(con: Any, path: Any, run_id: str, error: BaseException) -> None:
+    """Record the build failed (or cancelled). DuckDB invalidates a database after a failed
+    write (a full disk), so on a second failure the row is written through a new connection;
+    if even that fails, the next build closes the row as interrupted."""
+    try:
+        build_runs.finish(con, run_id, error=error)
+    except duckdb.Error:
+        con.close()
+        try:
+            fresh = warehouse.connect(path, create=False)
+        except (duckdb.Error, InspireError):
+            return
+        try:
+            build_runs.finish(fresh, run_id, error=error)
+        except duckdb.Error:
+            pass
+        finally:
+            fresh.close()
 
 
 def _build(

@@ -17,8 +17,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import duckdb
 import httpx
 
+from inspire_build import warehouse
 from inspire_build.errors import Cancelled, InspireError
 from inspire_build.local_server import free_port
 
@@ -31,6 +33,14 @@ def answers(api_url: str) -> bool:
         return httpx.get(f"{api_url.rstrip('/')}/health", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def _ours(error: BaseException | None) -> bool:
+    """An error we tell in one line: our own, or a state of the warehouse (locked, corrupt, a
+    full disk) that :func:`warehouse.translate` names."""
+    if isinstance(error, InspireError):
+        return True
+    return isinstance(error, duckdb.Error) and warehouse.translate(error) is not None
 
 
 def use_project_prefect(
@@ -68,7 +78,7 @@ def one_line_errors_in_prefect_console() -> None:
     from prefect.logging.handlers import PrefectConsoleHandler
 
     def untraced(record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], InspireError):
+        if record.exc_info and _ours(record.exc_info[1]):
             record.exc_info, record.exc_text = None, None
         return True
 

@@ -95,6 +95,9 @@ def require(path: Path) -> None:
 # DuckDB tells these apart only in its messages. Match its phrases, not bare words: "lock" alone
 # also matches the "block" of a checksum error.
 _LOCKED = re.compile(r"could not set lock on file|conflicting lock is held", re.IGNORECASE)
+_FULL = re.compile(
+    r"no space left on device|disk full|database has been invalidated", re.IGNORECASE
+)
 _CORRUPT = re.compile(
     r"corrupt database file|does not match stored checksum|not a valid duckdb database file",
     re.IGNORECASE,
@@ -112,6 +115,12 @@ def translate(error: duckdb.Error, target: Path | str = "") -> WarehouseError | 
         return WarehouseLockedError(
             f"the warehouse{where} is in use by another process; DuckDB allows one "
             f"writer at a time. Wait for it to finish or stop it. ({error})"
+        )
+    if _FULL.search(str(error)):
+        return WarehouseError(
+            f"the warehouse{where} could not be written: the disk is full (or DuckDB stopped "
+            f"after failing to write); free space and run the build again, which resumes. "
+            f"({error})"
         )
     if _CORRUPT.search(str(error)):
         return WarehouseCorruptError(
