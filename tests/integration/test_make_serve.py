@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 
 from inspire_build.config import PROJECT_ROOT
+from inspire_build.local_server import free_port
 from inspire_build.sandbox import server, world
-from tests.reliability.conftest import free_port
 
 
 def make(target: str, run: Path, port: int) -> subprocess.CompletedProcess[str]:

@@ -35,8 +35,8 @@ from inspire_build.env import server, store
 from inspire_build.env.backends import LocalBackend
 from inspire_build.env.corpus import CorpusRecord
 from inspire_build.ids import PaperId, Scheme
+from inspire_build.local_server import free_port
 from inspire_build.models import DatePrecision, Source
-from tests.reliability.conftest import free_port
 
 VERSION = "v1"
 LONG_QUERY = "q" * 2000  # a 2 kB query: over the 1,000-character bound

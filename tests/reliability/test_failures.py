@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import duckdb
 
-from .conftest import Suite, free_port
+from inspire_build.local_server import free_port
+
+from .conftest import Suite
 
 
 def test_an_unreachable_source_fails_in_one_line_and_is_recorded(suite: Suite) -> None:
