@@ -76,6 +76,7 @@ def resolve_all(
     logger = get_run_logger()
 
     def progress(done: int, total: int) -> None:
+        console.checkpoint()
         if done == total or done % max(1, total // 10) == 0:
             logger.info(f"lineage: S2 reference lists {done}/{total}")
             update_progress_artifact(shown, LINEAGE_SHARE * done / max(1, total))
@@ -85,7 +86,8 @@ def resolve_all(
 
 @task(name="brief-audit-grade", **NO_STORE)
 def gold_chunk(llm: Any, con: Any, settings: Settings, chunk: list[str]) -> int:
-    return sum(o.status.value == "accepted" for o in gold.run(llm, con, settings, chunk))
+    outcomes = gold.run(llm, con, settings, chunk, between=console.checkpoint)
+    return sum(o.status.value == "accepted" for o in outcomes)
 
 
 @task(name="write-version", **NO_STORE)
@@ -170,7 +172,9 @@ def _build(
             0.0, key=f"{split}-build-progress", description=f"{split}: lineage, then LLM steps"
         ),
     )
+    console.checkpoint()
     resolved = resolve_all(client, con, settings, selection, shown)
+    console.checkpoint()
     logger.info(f"lineage done: {len(resolved)} of {len(targets)} target(s) have antecedents")
     llm = gold.make_llm(settings, con)
     accepted = 0
@@ -180,6 +184,7 @@ def _build(
             task_run_name=f"brief-audit-grade targets {start + 1}-{end}"
         )
         accepted += named(llm, con, settings, resolved[start:end])
+        console.checkpoint()
         done = LINEAGE_SHARE + (100 - LINEAGE_SHARE) * end / len(resolved)
         update_progress_artifact(shown, done)
         logger.info(

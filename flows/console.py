@@ -181,6 +181,13 @@ def take_sigterm() -> None:
 _signalled: list[str] = []  # why this process was cancelled, once a signal came
 
 
+def checkpoint() -> None:
+    """Raise :class:`Cancelled` if a signal came that something swallowed on its way (DuckDB
+    may clear an exception raised while a query runs): the build stops at its next step."""
+    if _signalled:
+        raise Cancelled(_signalled[0])
+
+
 def signalled() -> bool:
     """Whether a cancelling signal came (a loop that calls into C code polls this: DuckDB may
     swallow an exception raised while it runs)."""

@@ -167,12 +167,18 @@ def _brief_row(
 
 
 def run(
-    llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_ids: list[str]
+    llm: LLM,
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    target_ids: list[str],
+    between: Callable[[], None] = lambda: None,
 ) -> list[Outcome]:
-    """Brief, audit and grade each target; write every row and the targets' verdicts."""
+    """Brief, audit and grade each target; write every row and the targets' verdicts.
+    ``between`` runs before each target (the flow's check for a cancelling signal)."""
     warehouse.build_search_index(con)
     outcomes = []
     for target_id in dict.fromkeys(target_ids):
+        between()
         # One transaction per target: its rows land together (a kill loses at most this
         # target's work, LLM log included), and one commit costs less than a dozen.
         try:
