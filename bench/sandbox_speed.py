@@ -9,6 +9,7 @@ asserted, since machines are noisy.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import subprocess
 import sys
@@ -82,6 +83,8 @@ def main() -> None:
         f"/works OR-batches of 100, {args.threads} client threads: {rate:.0f} requests/s "
         f"(target > {TARGET_BATCH_RPS:.0f}/s; {rate / TARGET_BATCH_RPS:.2f}x of bound)"
     )
+    figures = {"generate_s": round(generate_s, 2), "batch_rps": round(rate, 1)}
+    print(json.dumps(figures))
 
 
 def measure(base: str, ids: list[str], args: argparse.Namespace) -> float:

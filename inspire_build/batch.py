@@ -18,11 +18,10 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import duckdb
-import openai
 import pydantic
 
 from inspire_build import warehouse
-from inspire_build.llm import LLM, LLMError, failure
+from inspire_build.llm import LLM, APIError, LLMError, failure
 
 Result = TypeVar("Result")
 FINAL = ("completed", "failed", "expired", "cancelled")
@@ -48,7 +47,7 @@ def run_in_batches(
             say(f"batch round {round_number}: {len(llm.pending)} request(s)")
             try:
                 _submit_and_wait(llm, con, poll_s, sleep, say)
-            except openai.APIError as error:  # the Batch API's own calls: redacted, typed
+            except APIError as error:  # the Batch API's own calls: redacted, typed
                 raise failure(error, llm.redactor, "the Batch API call") from error
         raise LLMError("batch mode did not converge")
     finally:

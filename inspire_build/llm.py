@@ -50,6 +50,7 @@ _VERSION = re.compile(r"\{#\s*version:\s*(?P<version>[\w.-]+)\s*#\}")
 Output = TypeVar("Output", bound=pydantic.BaseModel)
 # The client type, for callers that pass one in (tests, proxies) without importing openai.
 OpenAIClient = openai.OpenAI
+APIError = openai.APIError  # what batch.py catches, without importing openai itself
 
 
 class LLMError(InspireError):

@@ -176,17 +176,25 @@ def _is_json(line: str) -> bool:
     return line.lstrip().startswith("{")
 
 
+def _keyed_list(
+    line: str, number: int, source: str, kind: str, key: str, first: dict[str, int]
+) -> tuple[str, list[Any], str]:
+    """A JSONL line's instance ID and its ``key`` list, the instance seen once; and where."""
+    where = f"{source}:{number}"
+    record = _json_object(line, where, kind)
+    instance = _identifier(record.get("instance_id"), '"instance_id"', where, kind)
+    items = record.get(key)
+    if not isinstance(items, list):
+        raise InputError(f'{where}: malformed {kind} line ("{key}" is not a list)')
+    _once(instance, number, first, where)
+    return instance, items, where
+
+
 def _jsonl_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, list[str]]:
     run: dict[str, list[str]] = {}
     first: dict[str, int] = {}
     for number, line in lines:
-        where = f"{source}:{number}"
-        record = _json_object(line, where, "run")
-        instance = _identifier(record.get("instance_id"), '"instance_id"', where, "run")
-        ranking = record.get("ranking")
-        if not isinstance(ranking, list):
-            raise InputError(f'{where}: malformed run line ("ranking" is not a list)')
-        _once(instance, number, first, where)
+        instance, ranking, where = _keyed_list(line, number, source, "run", "ranking", first)
         run[instance] = [
             normalise(_identifier(d, "a ranking entry", where, "run")) for d in ranking
         ]
@@ -237,13 +245,7 @@ def parse_trajectories(lines: Lines, normalise: Normaliser, source: str) -> dict
     found: dict[str, Trajectory] = {}
     first: dict[str, int] = {}
     for number, line in lines:
-        where = f"{source}:{number}"
-        record = _json_object(line, where, "trajectory")
-        instance = _identifier(record.get("instance_id"), '"instance_id"', where, "trajectory")
-        steps = record.get("steps")
-        if not isinstance(steps, list):
-            raise InputError(f'{where}: malformed trajectory line ("steps" is not a list)')
-        _once(instance, number, first, where)
+        instance, steps, where = _keyed_list(line, number, source, "trajectory", "steps", first)
         found[instance] = Trajectory(
             tuple(
                 tuple(normalise(d) for d in _exposed(s, n, where)) for n, s in enumerate(steps, 1)
