@@ -189,3 +189,34 @@ def test_a_version_keeps_its_grades_and_findings_when_a_target_is_regraded(
         "SELECT version_id, detail FROM version_findings ORDER BY detail"
     ).fetchall()
     assert details == [(old, "clean"), (new, "new")]
+
+
+def test_the_competitor_recovers_no_target_from_a_content_hashed_version(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """The version ID now hashes private content (target IDs, grades). Play the competitor on
+    a version written that way: hash every candidate ID under every public string (the version
+    ID among them) against its instance IDs, and rank the papers in each published cutoff's
+    window by bm25 of the brief."""
+    from inspire_build import boundary_store
+
+    papers = [
+        {
+            "paper_id": f"openalex:W{n}",
+            "title": f"Paper {n} on sharded {'graph' if n % 2 else 'token'} indexes",
+            "abstract": f"We study sharded indexes for problem {n} in long documents.",
+            "first_public_date": dt.date(2025, 6, 1),
+            "date_precision": "day",
+            "sources": ["openalex"],
+            "updated_at": NOW,
+        }
+        for n in range(1, 13)
+    ]
+    warehouse.upsert(con, "papers", papers, ["paper_id"])
+    for n in range(1, 7):
+        accept(con, f"openalex:W{n}", f"A brief about sharded indexes for problem {n}.")
+    version = splits.write_version(con, settings(), "eval")["version_id"]
+    report = boundary_store.attack_version(con, settings(), version)
+    assert report.instances == 6 and report.hash.tried > 0
+    assert report.hash.recovered == {}
+    assert version in boundary_store.public_strings(con, version)  # the ID itself was tried
