@@ -37,10 +37,17 @@ def answers(api_url: str) -> bool:
 
 def _ours(error: BaseException | None) -> bool:
     """An error we tell in one line: our own, or a state of the warehouse (locked, corrupt, a
-    full disk) that :func:`warehouse.translate` names."""
-    if isinstance(error, InspireError):
-        return True
-    return isinstance(error, duckdb.Error) and warehouse.translate(error) is not None
+    full disk) that :func:`warehouse.translate` names, or one that ours caused (a signal's
+    Cancelled that DuckDB, mid-query, turned into ``Query interrupted``)."""
+    while error is not None:
+        if isinstance(error, InspireError):
+            return True
+        if isinstance(error, duckdb.Error) and warehouse.translate(error) is not None:
+            return True
+        if _signalled and "Query interrupted" in str(error):  # the cause may be cleared
+            return True
+        error = error.__cause__
+    return False
 
 
 def use_project_prefect(
