@@ -11,6 +11,7 @@ it makes no HTTP or LLM call, and rewrites the same version.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import uuid
 from typing import Any, cast
@@ -28,6 +29,7 @@ from prefect.exceptions import TerminationSignal
 from prefect.states import Cancelled as CancelledState
 
 from flows import console
+from flows import progress as stages
 from inspire_build import build_runs, exports, gold, pipeline, resolve, splits, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InspireError
@@ -36,6 +38,13 @@ from inspire_build.sources import make_client
 # Tasks take live connections, which Prefect must not try to hash for its cache.
 NO_STORE: dict[str, Any] = {"cache_policy": NO_CACHE, "persist_result": False}
 LINEAGE_SHARE = 50.0  # the build's progress artifact: lineage is its first half
+# The stages `inspire build` draws a bar for.
+SELECTION, LINEAGE, LLM_STEPS, WRITE = (
+    "select targets",
+    "lineage: S2 reference lists",
+    "briefs, audits, grades",
+    "write the version",
+)
 
 
 def settings_with(
@@ -77,6 +86,7 @@ def resolve_all(
 
     def progress(done: int, total: int) -> None:
         console.checkpoint()
+        stages.advance(LINEAGE, done, total)
         if done == total or done % max(1, total // 10) == 0:
             logger.info(f"lineage: S2 reference lists {done}/{total}")
             update_progress_artifact(shown, LINEAGE_SHARE * done / max(1, total))
@@ -85,8 +95,17 @@ def resolve_all(
 
 
 @task(name="brief-audit-grade", **NO_STORE)
-def gold_chunk(llm: Any, con: Any, settings: Settings, chunk: list[str]) -> int:
-    outcomes = gold.run(llm, con, settings, chunk, between=console.checkpoint)
+def gold_chunk(
+    llm: Any, con: Any, settings: Settings, chunk: list[str], before: int, total: int
+) -> int:
+    """Brief, audit and grade ``chunk``, which follows ``before`` of the ``total`` targets."""
+    behind = itertools.count(before)
+
+    def between() -> None:
+        console.checkpoint()
+        stages.advance(LLM_STEPS, next(behind), total)
+
+    outcomes = gold.run(llm, con, settings, chunk, between=between)
     return sum(o.status.value == "accepted" for o in outcomes)
 
 
@@ -163,7 +182,9 @@ def _build(
     logger: Any, con: Any, settings: Settings, split: str, label: str | None, chunk_size: int
 ) -> dict[str, Any]:
     client = make_client(settings, con)
+    stages.advance(SELECTION, 0, 1)
     selection = select_targets(client, con, settings, split)
+    stages.advance(SELECTION, 1, 1)
     targets = selection.selected
     logger.info(f"{split}: {len(targets)} target(s) selected")
     shown = cast(  # a sync call outside an event loop returns the ID itself
@@ -183,15 +204,18 @@ def _build(
         named = gold_chunk.with_options(
             task_run_name=f"brief-audit-grade targets {start + 1}-{end}"
         )
-        accepted += named(llm, con, settings, resolved[start:end])
+        accepted += named(llm, con, settings, resolved[start:end], start, len(resolved))
         console.checkpoint()
+        stages.advance(LLM_STEPS, end, len(resolved))
         done = LINEAGE_SHARE + (100 - LINEAGE_SHARE) * end / len(resolved)
         update_progress_artifact(shown, done)
         logger.info(
             f"briefs and grades: {min(start + chunk_size, len(resolved))}/"
             f"{len(resolved)} ({accepted} accepted)"
         )
+    stages.advance(WRITE, 0, 1)
     version: dict[str, Any] = write_version(con, settings, split, label, resolved)
+    stages.advance(WRITE, 1, 1)
     logger.info(f"version {version['version_id']}: {version['counts']}")
     for note in version["notes"]:
         logger.warning(note)

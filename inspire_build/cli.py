@@ -726,7 +726,7 @@ def build(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Run the build-split flow in this process and print the version it wrote."""
-    from flows import console
+    from flows import console, progress
 
     _check_split(ctx, split)
     check_sources(get_settings())
@@ -738,9 +738,10 @@ def build(
 
         console.take_sigterm()
         console.one_line_errors_in_prefect_console()
-        state = build_split(
-            split=split, limit=limit, label=label, warehouse_path=str(path), return_state=True
-        )
+        with progress.bars(err):
+            state = build_split(
+                split=split, limit=limit, label=label, warehouse_path=str(path), return_state=True
+            )
         version = console.outcome(state)
     out.print(f"{version['version_id']}: {json.dumps(version['counts'])}")
     for note in version.get("notes", []):

@@ -1,0 +1,45 @@
+"""Stage progress: watchers see each step, a terminal gets a bar per stage that ends full,
+anything else no bar at all."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from flows import progress
+
+
+def test_watchers_see_every_step_while_they_watch() -> None:
+    seen: list[tuple[str, int, int]] = []
+    with progress.watching(lambda *step: seen.append(step)):
+        progress.advance("lineage", 1, 3)
+        progress.advance("lineage", 3, 3)
+    progress.advance("lineage", 4, 4)  # after the block: no one watches
+    assert seen == [("lineage", 1, 3), ("lineage", 3, 3)]
+
+
+def test_a_terminal_gets_a_bar_per_stage() -> None:
+    screen = io.StringIO()
+    with progress.bars(Console(file=screen, force_terminal=True, width=100)):
+        progress.advance("lineage", 2, 7)
+        progress.advance("lineage", 7, 7)
+        progress.advance("briefs", 5, 5)
+    text = screen.getvalue()
+    assert "7/7" in text and "5/5" in text and "lineage" in text and "briefs" in text
+
+
+def test_elsewhere_no_bar() -> None:
+    screen = io.StringIO()
+    with progress.bars(Console(file=screen, force_terminal=False)):
+        progress.advance("lineage", 7, 7)
+    assert screen.getvalue() == ""
+
+
+def test_lines_print_whole_above_the_bars() -> None:
+    screen = io.StringIO()
+    above = progress._Above(Console(file=screen, force_terminal=False, width=100))
+    above.write("12:00 | INFO | lin")
+    assert screen.getvalue() == ""
+    above.write("eage done\nnext")
+    assert screen.getvalue() == "12:00 | INFO | lineage done\n"
