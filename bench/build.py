@@ -39,8 +39,9 @@ import requests
 from sandbox_speed import free_port, wait_until_up
 
 from inspire_build import warehouse
-from inspire_build.resolve import lower_bound, resolve_lineage, select_targets
+from inspire_build.resolve import lower_bound, resolve_lineage
 from inspire_build.sandbox import server, world
+from inspire_build.selection import select_targets
 from inspire_build.sources import make_client
 
 SOURCES = ("openalex", "s2", "arxiv")

@@ -11,9 +11,10 @@ import argparse
 import time
 
 from inspire_build import warehouse
-from inspire_build.resolve import lower_bound, resolve_lineage, select_targets
+from inspire_build.resolve import lower_bound, resolve_lineage
 from inspire_build.sandbox import server, world
 from inspire_build.sandbox.truth import score
+from inspire_build.selection import select_targets
 from inspire_build.sources import make_client
 
 

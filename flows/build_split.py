@@ -30,7 +30,8 @@ from prefect.states import Cancelled as CancelledState
 
 from flows import console
 from flows import progress as stages
-from inspire_build import build_runs, exports, gold, pipeline, resolve, splits, warehouse
+from inspire_build import build_runs, exports, gold, pipeline, splits, warehouse
+from inspire_build import selection as selecting
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InspireError
 from inspire_build.sources import make_client
@@ -73,13 +74,13 @@ def settings_with(
 
 
 @task(name="select-targets", **NO_STORE)
-def select_targets(client: Any, con: Any, settings: Settings, split: str) -> resolve.Selection:
-    return resolve.select_targets(client, con, settings, split)
+def select_targets(client: Any, con: Any, settings: Settings, split: str) -> selecting.Selection:
+    return selecting.select_targets(client, con, settings, split)
 
 
 @task(name="resolve-lineage", **NO_STORE)
 def resolve_all(
-    client: Any, con: Any, settings: Settings, selection: resolve.Selection, shown: Any
+    client: Any, con: Any, settings: Settings, selection: selecting.Selection, shown: Any
 ) -> list[str]:
     # One batch for every target: a work many targets cite is fetched once (see lower_bound).
     logger = get_run_logger()

@@ -26,13 +26,21 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from inspire_build import boundary_store, resolve, snapshot, sources, warehouse
+from inspire_build import (
+    boundary_store,
+    lineage_rows,
+    resolve,
+    selection,
+    snapshot,
+    sources,
+    warehouse,
+)
 from inspire_build.config import Settings, get_settings
 from inspire_build.env.core import DEFAULT_BUDGET
 from inspire_build.errors import InputError, InspireError, InvalidIdError
 from inspire_build.http import HttpClient, SourceMode
 from inspire_build.ids import parse_any_id
-from inspire_build.models import Paper, PaperIds, Reference, ReferenceStatus
+from inspire_build.models import Paper, PaperIds, Reference, ReferenceStatus, Source
 from inspire_build.pipeline import check_sources
 from inspire_build.sources import CODECS, make_client
 
@@ -564,11 +572,30 @@ def targets_select(
     _check_split(ctx, split)
     root: _Context = ctx.obj
     with _client(ctx, warehouse_path, offline) as (client, con):
-        selection = resolve.select_targets(client, con, root.settings, split, limit)
-    counts = ", ".join(f"{k} {v}" for k, v in sorted(selection.statuses.items()))
-    out.print(f"split {split}: {selection.candidates} candidate(s) from OpenAlex ({counts})")
-    for paper_id in selection.selected:
+        chosen = selection.select_targets(client, con, root.settings, split, limit)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(chosen.statuses.items()))
+    out.print(f"split {split}: {chosen.candidates} candidate(s) from OpenAlex ({counts})")
+    for paper_id in chosen.selected:
         print(paper_id)
+
+
+def _parse_sources(text: str) -> list[Source]:
+    """``"s2,openalex"`` -> sources, with a clear error naming the valid ones."""
+    chosen = []
+    for name in (t.strip() for t in text.split(",") if t.strip()):
+        try:
+            chosen.append(Source(name))
+        except ValueError:
+            raise InputError(f"unknown source {name!r}; known: openalex, s2, arxiv") from None
+    if not chosen:
+        raise InputError("no source given")
+    return chosen
+
+
+def _check_ids(raw_ids: list[str]) -> None:
+    """Refuse a junk ID before any work starts (InvalidIdError is an InputError: exit 2)."""
+    for raw in raw_ids:
+        parse_any_id(raw)
 
 
 @lineage_app.command("resolve")
@@ -583,15 +610,15 @@ def lineage_resolve(
 ) -> None:
     """Resolve targets' lineage and write papers, IDs, references, targets and completeness."""
     root: _Context = ctx.obj
-    resolve.check_ids(paper_ids)
+    _check_ids(paper_ids)
     with _client(ctx, warehouse_path, offline) as (client, con):
         results = resolve.resolve_lineage(
             paper_ids,
             client,
-            existing=resolve.crosswalk(con),
+            existing=warehouse.crosswalk(con),
             cutoff_offset=boundary_store.cutoff_offsets(con, root.settings),
         )
-        resolve.write(con, results, split, resolve.ALL_SOURCES)
+        lineage_rows.write(con, results, split, resolve.ALL_SOURCES)
     for result in results:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(result.counts().items()))
         out.print(
@@ -616,8 +643,8 @@ def lineage_show(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Print each reference with its status, reason and first public date (writes nothing)."""
-    resolve.check_ids([paper_id])
-    chosen = resolve.parse_sources(sources)
+    _check_ids([paper_id])
+    chosen = _parse_sources(sources)
     dates = {paper_id: _parse_date(target_date)} if target_date else {}
     with _client(ctx, warehouse_path, offline) as (client, _):
         result = resolve.resolve_lineage([paper_id], client, sources=chosen, target_dates=dates)[0]
@@ -676,7 +703,7 @@ def gold_make(
 
     root: _Context = ctx.obj
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
-        known = resolve.crosswalk(con)
+        known = warehouse.crosswalk(con)
         targets = []
         for raw in paper_ids:
             parsed = parse_any_id(raw)

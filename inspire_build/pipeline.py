@@ -13,17 +13,18 @@ from typing import Any
 
 import duckdb
 
-from inspire_build import boundary_store, gold, resolve, splits
+from inspire_build import boundary_store, gold, lineage_rows, resolve, splits, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient
+from inspire_build.selection import Selection, select_targets
 
 
 def lineage(
     con: duckdb.DuckDBPyConnection,
     client: HttpClient,
     settings: Settings,
-    selection: resolve.Selection,
+    selection: Selection,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[str]:
     """Resolve and write every selected target's lineage; returns those left as candidates."""
@@ -31,13 +32,13 @@ def lineage(
     results = resolve.resolve_lineage(
         selection.selected,
         client,
-        existing=resolve.crosswalk(con),
+        existing=warehouse.crosswalk(con),
         known_records=selection.records,
         progress=progress,
         window=(config.start, config.end),
         cutoff_offset=boundary_store.cutoff_offsets(con, settings),
     )
-    resolve.write(con, results, selection.split, resolve.ALL_SOURCES)
+    lineage_rows.write(con, results, selection.split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status.value == "candidate"]
 
 
@@ -61,7 +62,7 @@ def build_split(
     limit: int | None = None,
 ) -> dict[str, Any]:
     """Select, resolve, brief/audit/grade and write one split version; returns its row."""
-    selection = resolve.select_targets(client, con, settings, split, limit)
+    selection = select_targets(client, con, settings, split, limit)
     candidates = lineage(con, client, settings, selection)
     gold.run(gold.make_llm(settings, con), con, settings, candidates)
     return splits.write_version(con, settings, split, targets=candidates)

@@ -32,6 +32,7 @@ from inspire_build.errors import (
     WarehouseError,
     WarehouseLockedError,
 )
+from inspire_build.ids import PaperId, Scheme
 
 MIGRATIONS_TABLE = "_migrations"
 _MIGRATION_NAME = re.compile(r"(?P<number>\d{4})_(?P<slug>[a-z0-9_]+)\.sql")
@@ -416,6 +417,19 @@ def update_where(
     with transaction(con):
         row = con.execute(query, params).fetchone()
     return int(row[0]) if row else 0
+
+
+def crosswalk(con: duckdb.DuckDBPyConnection) -> dict[PaperId, str]:
+    """The warehouse's ID crosswalk, as typed IDs."""
+    known: dict[PaperId, str] = {}
+    for scheme, value, paper_id in con.execute(
+        "SELECT scheme, value, paper_id FROM paper_ids"
+    ).fetchall():
+        try:
+            known[PaperId(Scheme(scheme), value)] = paper_id
+        except ValueError:
+            continue
+    return known
 
 
 def lookup_ids(

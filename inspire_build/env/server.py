@@ -41,7 +41,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from inspire_build import local_server, resolve, splits
+from inspire_build import local_server, splits, warehouse
 from inspire_build.env import limits, store
 from inspire_build.env.core import DEFAULT_BUDGET, Backend, SearchEnv, Task
 from inspire_build.env.store import ServerSession, SessionStatus
@@ -298,7 +298,7 @@ def _now() -> dt.datetime:
 def judge_from(con: duckdb.DuckDBPyConnection, version: str) -> Judge:
     """Per-instance scores of a submitted session, against the version's qrels (debugging only:
     a server that answers with them is an oracle for the gold)."""
-    normalise = inputs.normaliser(resolve.crosswalk(con))
+    normalise = inputs.normaliser(warehouse.crosswalk(con))
     qrels = splits.version_qrels(con, version)
 
     def judge(env: SearchEnv) -> dict[str, float | None]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from inspire_build import cutoff, resolve, warehouse
+from inspire_build import cutoff, warehouse
 from inspire_build.env import corpus
 from inspire_build.env.core import SearchEnv, Step, Task
 from inspire_build.errors import InputError
@@ -103,7 +103,7 @@ def write_corpus(
 ) -> CorpusSize:
     """Replace the corpus with these records, merged, and rebuild its bm25 index."""
     known = known_dates(con)
-    works = corpus.merge(records, resolve.crosswalk(con), known)
+    works = corpus.merge(records, warehouse.crosswalk(con), known)
     corpus_rows, id_rows = corpus.rows(works, origin, dt.datetime.now(dt.UTC))
     warehouse.replace_corpus(con, corpus_rows, id_rows)
     return CorpusSize(
@@ -140,7 +140,7 @@ class Catalog:
 
 
 def catalog(con: duckdb.DuckDBPyConnection) -> Catalog:
-    ids = resolve.crosswalk(con)
+    ids = warehouse.crosswalk(con)
     for scheme, value, paper_id in con.execute(
         "SELECT scheme, value, paper_id FROM corpus_ids"
     ).fetchall():

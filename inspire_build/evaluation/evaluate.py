@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Collection
 from pathlib import Path
 
-from inspire_build import resolve, splits, warehouse
+from inspire_build import splits, warehouse
 from inspire_build.errors import InputError
 from inspire_build.evaluation import inputs, report
 from inspire_build.evaluation.funnel import Trajectory
@@ -49,7 +49,7 @@ def evaluate(
         raise InputError("scoring against a split needs the warehouse")
     with warehouse.open_warehouse(warehouse_path) as con:
         chosen = version or splits.latest_version(con, str(split))
-        normalise = inputs.normaliser(resolve.crosswalk(con))
+        normalise = inputs.normaliser(warehouse.crosswalk(con))
         judged = splits.version_qrels(con, chosen)
         if not judged:
             raise InputError(f"version {chosen} has no qrels")

@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
 
+from inspire_build.classify import TargetLineage
 from inspire_build.models import Source
-from inspire_build.resolve import TargetLineage
 from inspire_build.sandbox.world import World, ground_truth
 
 

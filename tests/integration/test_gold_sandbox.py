@@ -13,8 +13,10 @@ import pytest
 from inspire_build import audit, gold, warehouse
 from inspire_build.briefs import coined_names, mentions, title_ngrams
 from inspire_build.config import Settings
-from inspire_build.resolve import ALL_SOURCES, resolve_lineage, select_targets, write
+from inspire_build.lineage_rows import write
+from inspire_build.resolve import ALL_SOURCES, resolve_lineage
 from inspire_build.sandbox import server, world
+from inspire_build.selection import select_targets
 from inspire_build.sources import make_client
 
 TARGETS = 200

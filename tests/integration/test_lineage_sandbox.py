@@ -14,17 +14,13 @@ import duckdb
 import pytest
 
 from inspire_build import warehouse
+from inspire_build.classify import TargetLineage
 from inspire_build.config import Settings
-from inspire_build.resolve import (
-    ALL_SOURCES,
-    TargetLineage,
-    lower_bound,
-    resolve_lineage,
-    select_targets,
-    write,
-)
+from inspire_build.lineage_rows import write
+from inspire_build.resolve import ALL_SOURCES, lower_bound, resolve_lineage
 from inspire_build.sandbox import server, world
 from inspire_build.sandbox.truth import score
+from inspire_build.selection import select_targets
 from inspire_build.sources import make_client
 
 TARGETS = 30

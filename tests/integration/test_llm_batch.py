@@ -11,10 +11,12 @@ import pytest
 
 from inspire_build import gold, warehouse
 from inspire_build.config import Settings
-from inspire_build.resolve import ALL_SOURCES, resolve_lineage, select_targets, write
+from inspire_build.lineage_rows import write
+from inspire_build.resolve import ALL_SOURCES, resolve_lineage
 from inspire_build.sandbox import server, world
 from inspire_build.sandbox.llm_truth import TruthRates
 from inspire_build.sandbox.openai_api import OpenAIConfig
+from inspire_build.selection import select_targets
 from inspire_build.sources import make_client
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from inspire_build import pipeline, warehouse
-from inspire_build.resolve import select_targets
 from inspire_build.sandbox import server, world
+from inspire_build.selection import select_targets
 from inspire_build.sources import make_client
 
 

@@ -1,0 +1,160 @@
+"""The lineage step's rows: papers, the ID crosswalk, each target's references, its gold
+completeness and its ``targets`` row, written in one transaction."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+import duckdb
+
+from inspire_build import warehouse
+from inspire_build.classify import ResolvedReference, TargetLineage, Work
+from inspire_build.models import DatePrecision, ReferenceStatus, Source
+
+
+def write(
+    con: duckdb.DuckDBPyConnection,
+    results: Sequence[TargetLineage],
+    split: str,
+    sources: Sequence[Source],
+) -> None:
+    """Write papers, the crosswalk, references, targets and gold completeness, in one go.
+
+    A rerun replaces each target's own reference rows; works and IDs are upserted.
+    """
+    now = dt.datetime.now(dt.UTC)
+    works = {id(w): w for r in results for w in [r.work, *(x.work for x in r.references if x.work)]}
+    paper_rows, id_rows = [], []
+    for work in works.values():
+        paper_rows.append(_paper_row(work, now))
+        for paper_id in sorted(work.ids, key=str):
+            source = next(
+                (r.source.value for r in work.records if paper_id in r.ids.typed()), "reference"
+            )
+            id_rows.append(
+                {
+                    "scheme": paper_id.scheme.value,
+                    "value": paper_id.value,
+                    "paper_id": work.paper_id,
+                    "source": source,
+                }
+            )
+    with warehouse.transaction(con):
+        warehouse.upsert(con, "papers", paper_rows, ["paper_id"])
+        warehouse.upsert(con, "paper_ids", id_rows, ["scheme", "value"])
+        for result in results:
+            target_id = result.work.paper_id
+            warehouse.replace_where(
+                con,
+                "references",
+                {"target_id": target_id},
+                [_reference_row(target_id, i, r) for i, r in enumerate(result.references)],
+                ["target_id", "ref_key"],
+            )
+            counts = result.counts()
+            warehouse.upsert(
+                con,
+                "gold_completeness",
+                [
+                    {
+                        "target_id": target_id,
+                        "references_seen": len(result.references),
+                        "resolved": sum(1 for r in result.references if r.entry.ids),
+                        "dated": sum(1 for r in result.references if r.entry.ids and r.date),
+                        **{s.value: counts.get(s.value, 0) for s in ReferenceStatus},
+                        "sources": [s.value for s in sources],
+                        "updated_at": now,
+                    }
+                ],
+                ["target_id"],
+            )
+            if result.requested != target_id:  # the selection's row now lives under the work's ID
+                warehouse.replace_where(
+                    con,
+                    "targets",
+                    {"split": split, "paper_id": result.requested},
+                    [],
+                    ["split", "paper_id"],
+                )
+            title = next((p.title for p in result.work.records if p.title), None)
+            warehouse.upsert(
+                con,
+                "targets",
+                [
+                    {
+                        "split": split,
+                        "paper_id": target_id,
+                        "title": title,
+                        "first_public_date": result.target_date,
+                        "cutoff_date": result.cutoff,
+                        "status": result.status.value,
+                        "reason": result.reason,
+                        "updated_at": now,
+                    }
+                ],
+                ["split", "paper_id"],
+            )
+
+
+def _paper_row(work: Work, now: dt.datetime) -> dict[str, object]:
+    def pick(attribute: str) -> object:
+        for source in (Source.OPENALEX, Source.S2, Source.ARXIV):
+            for record in work.records:
+                value = getattr(record, attribute)
+                if record.source is source and value:
+                    return value
+        return None
+
+    def dated(source: Source) -> dt.date | None:
+        found = [
+            d.date for d in work.dates if d.source is source and d.precision is DatePrecision.DAY
+        ]
+        return min(found) if found else None
+
+    first = work.first_public()
+    authors, fields = pick("authors"), pick("fields")
+    return {
+        "paper_id": work.paper_id,
+        "title": pick("title"),
+        "abstract": pick("abstract"),
+        "year": first.date.year if first else pick("year"),
+        "venue": pick("venue"),
+        "authors": list(authors) if isinstance(authors, tuple) else [],
+        "fields": list(fields) if isinstance(fields, tuple) else [],
+        "reference_count": pick("reference_count"),
+        "arxiv_v1_date": dated(Source.ARXIV),
+        "openalex_date": dated(Source.OPENALEX),
+        "s2_date": dated(Source.S2),
+        "date_precision": first.precision.value if first else None,
+        "first_public_date": first.date if first else None,
+        "first_public_source": first.source.value if first else None,
+        "sources": sorted({r.source.value for r in work.records}),
+        "updated_at": now,
+    }
+
+
+def _reference_row(
+    target_id: str, position: int, reference: ResolvedReference
+) -> dict[str, object]:
+    entry = reference.entry
+    rule, score = entry.match
+    typed: dict[str, list[str]] = {}
+    for paper_id in entry.ids:
+        typed.setdefault(paper_id.scheme.value, []).append(paper_id.value)
+    return {
+        "target_id": target_id,
+        "ref_key": f"{position:04d}",
+        "paper_id": reference.work.paper_id if reference.work else None,
+        "title": entry.title,
+        "year": entry.year,
+        "ids": typed,
+        "sources": [s.value for s in entry.sources],
+        "match_rule": rule.value if rule else None,
+        "match_score": score,
+        "contexts": list(entry.contexts) if entry.contexts is not None else None,
+        "intents": list(entry.intents) if entry.intents is not None else None,
+        "is_influential": entry.is_influential,
+        "status": reference.status.value,
+        "reason": reference.reason,
+    }
