@@ -21,7 +21,8 @@ import duckdb
 import pydantic
 
 from inspire_build import warehouse
-from inspire_build.llm import LLM, APIError, LLMError, failure
+from inspire_build.errors import LLMError
+from inspire_build.llm import LLM, APIError, failure
 
 Result = TypeVar("Result")
 FINAL = ("completed", "failed", "expired", "cancelled")

@@ -43,3 +43,7 @@ class Cancelled(InspireError):
     its ``build_runs`` row and Prefect flow run say cancelled."""
 
     exit_code = 130
+
+
+class LLMError(InspireError):
+    """An LLM call failed for good."""

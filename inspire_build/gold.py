@@ -20,8 +20,9 @@ from inspire_build.batch import run_in_batches
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions, write_brief
 from inspire_build.classify import SOURCE_PROBLEMS
 from inspire_build.config import Settings
+from inspire_build.errors import LLMError
 from inspire_build.grading import grade_references
-from inspire_build.llm import LLM, Deferred, LLMError, OpenAIClient
+from inspire_build.llm import LLM, Deferred, OpenAIClient
 from inspire_build.llm_rules import RULES
 from inspire_build.models import AuditFinding, BriefStatus, TargetStatus
 

@@ -24,8 +24,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inspire_build.llm import LLM, Deferred, Prompt
+from inspire_build.llm import LLM, Deferred
 from inspire_build.models import GradeSheet, Role, Tier
+from inspire_build.templates import Prompt
 
 TOKENS_PER_WORD = 1.3  # as the sandbox's OpenAI endpoint counts
 CHARS_PER_TOKEN = 4

@@ -22,39 +22,29 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import functools
 import hashlib
-import importlib.resources
 import json
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from importlib.resources.abc import Traversable
 from typing import Any, TypeVar
 
 import duckdb
-import jinja2
 import openai
 import pydantic
 
 from inspire_build import warehouse
 from inspire_build.config import Settings
-from inspire_build.errors import InspireError
+from inspire_build.errors import InspireError, LLMError
 from inspire_build.redaction import Redactor
+from inspire_build.templates import Prompt, load_prompts
 
-PROMPTS_DIR = importlib.resources.files("inspire_build") / "prompts"  # package data
 RULES_MODEL = "rules-v1"
-_VERSION = re.compile(r"\{#\s*version:\s*(?P<version>[\w.-]+)\s*#\}")
 
 Output = TypeVar("Output", bound=pydantic.BaseModel)
 # The client type, for callers that pass one in (tests, proxies) without importing openai.
 OpenAIClient = openai.OpenAI
 APIError = openai.APIError  # what batch.py catches, without importing openai itself
-
-
-class LLMError(InspireError):
-    """An LLM call failed for good."""
 
 
 class Refusal(LLMError):
@@ -90,46 +80,6 @@ def failure(error: openai.APIError, redactor: Redactor, doing: str) -> InspireEr
     if isinstance(error, openai.APITimeoutError):
         return LLMError(f"{doing} timed out after retries: {message}")
     return LLMError(f"{doing} failed: {message}")
-
-
-@dataclasses.dataclass(frozen=True)
-class Prompt:
-    """A versioned template. ``hash`` is stored with every output it produced."""
-
-    name: str
-    version: str
-    source: str
-
-    @property
-    def hash(self) -> str:
-        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
-
-    def render(self, context: Mapping[str, Any]) -> str:
-        return _template(self.source).render(**context).strip()
-
-
-@functools.lru_cache(maxsize=64)
-def _template(source: str) -> jinja2.Template:
-    """A template compiled once per source (grading renders one per part and per reference)."""
-    environment = jinja2.Environment(
-        autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True
-    )
-    return environment.from_string(source)
-
-
-def load_prompts(folder: Traversable = PROMPTS_DIR) -> dict[str, Prompt]:
-    """Every ``*.md`` template with a version header. Refuses a template without one."""
-    prompts: dict[str, Prompt] = {}
-    for path in sorted(folder.iterdir(), key=lambda p: p.name):
-        if not path.name.endswith(".md") or path.name.upper() == "README.MD":
-            continue
-        source = path.read_text(encoding="utf-8")
-        match = _VERSION.search(source.splitlines()[0] if source else "")
-        if not match:
-            raise LLMError(f"prompt {path.name} has no '{{# version: N #}}' header on line 1")
-        stem = path.name.removesuffix(".md")
-        prompts[stem] = Prompt(stem, match.group("version"), source)
-    return prompts
 
 
 # A rules function answers one prompt from its context, offline.

@@ -25,7 +25,7 @@ import duckdb
 from inspire_build import __version__, boundary, boundary_store, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
-from inspire_build.llm import load_prompts
+from inspire_build.templates import load_prompts
 
 
 def fingerprint(root: Path) -> str:

@@ -12,8 +12,8 @@ import pydantic
 from inspire_build import audit, warehouse
 from inspire_build.config import Settings
 from inspire_build.gold import make_llm
-from inspire_build.llm import load_prompts
 from inspire_build.models import LeakLevel, MechanismGuess, MechanismOverlap
+from inspire_build.templates import load_prompts
 
 ABSTRACT = (
     "Retrieval over long documents remains slow when the index cannot fit in memory. "

@@ -17,9 +17,10 @@ import pytest
 
 from inspire_build import gold, grading, splits, warehouse
 from inspire_build.config import Settings
-from inspire_build.llm import LLM, InvalidOutput, load_prompts
+from inspire_build.llm import LLM, InvalidOutput
 from inspire_build.llm_rules import RULES
 from inspire_build.models import AntecedentGrade, GradeSheet, Role, Tier
+from inspire_build.templates import load_prompts
 
 PROMPT = load_prompts()["grade"]
 TITLE = "Sharded indexes for long documents"

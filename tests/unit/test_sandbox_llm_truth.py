@@ -14,7 +14,6 @@ from openai.lib._pydantic import to_strict_json_schema
 from inspire_build.briefs import mentions, redactions
 from inspire_build.grading import check_sheet, part_context
 from inspire_build.lineage import normalise_title
-from inspire_build.llm import load_prompts
 from inspire_build.models import (
     BriefDraft,
     GradeSheet,
@@ -24,6 +23,7 @@ from inspire_build.models import (
 )
 from inspire_build.sandbox import llm_truth as T
 from inspire_build.sandbox.world import Citation, Record, World, WorldConfig
+from inspire_build.templates import load_prompts
 
 NONE = T.TruthRates(**dict.fromkeys(T.TruthRates.names(), 0.0))
 PROMPTS = load_prompts()

@@ -14,12 +14,12 @@ from fastapi.testclient import TestClient
 from openai.lib._pydantic import to_strict_json_schema
 
 from inspire_build.briefs import redactions
-from inspire_build.llm import load_prompts
 from inspire_build.models import BriefDraft
 from inspire_build.sandbox import server
 from inspire_build.sandbox import world as W
 from inspire_build.sandbox.llm_truth import Truth, TruthRates
 from inspire_build.sandbox.openai_api import REFUSAL, OpenAIConfig, router
+from inspire_build.templates import load_prompts
 
 WORLD = W.generate(W.WorldConfig(seed=5, papers=80))
 TARGET = next(r for r in reversed(WORLD.records) if len(r.references) >= 10)
