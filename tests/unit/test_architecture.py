@@ -1,0 +1,134 @@
+"""The layers' import rules (docs/architecture.md), read from the source with ``ast``: a planted
+violation of each rule is caught, and the tree itself breaks none."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The pure core: no I/O, so correctness can be tested by hand.
+CORE = {
+    "inspire_build.ids", "inspire_build.models", "inspire_build.errors", "inspire_build.cutoff",
+    "inspire_build.lineage", "inspire_build.classify", "inspire_build.boundary",
+    "inspire_build.sampling", "inspire_build.evaluation.metrics",
+    "inspire_build.evaluation.bootstrap", "inspire_build.evaluation.funnel",
+    "inspire_build.evaluation.score",
+}  # fmt: skip
+CORE_THIRD_PARTY = {"pydantic", "rapidfuzz", "numpy"}
+# Only these modules may import these libraries: the edges where I/O happens.
+OWNERS = {
+    "openai": {"inspire_build.llm"},
+    "requests": {"inspire_build.http"},
+    "prefect": {"flows.*"},
+    "flows": {"flows.*", "inspire_build.cli"},  # the CLI runs the flows in-process
+}
+# Scoring reads the warehouse and pure code only, never the build's fetching or the LLM.
+EVALUATION_NEVER = {"inspire_build.resolve", "inspire_build.sources", "inspire_build.http",
+                    "inspire_build.llm"}  # fmt: skip
+
+
+def module_sources(root: Path) -> dict[str, str]:
+    found = {}
+    for path in [*root.glob("inspire_build/**/*.py"), *root.glob("flows/*.py")]:
+        name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        found[name] = path.read_text(encoding="utf-8")
+    return found
+
+
+def imports_of(name: str, source: str, package: bool) -> set[str]:
+    """Every module ``name`` imports, absolute, with ``from x import y`` also as ``x.y``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = name.split(".")[: len(name.split(".")) - node.level + int(package)]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def graph(sources: Mapping[str, str]) -> dict[str, set[str]]:
+    return {
+        name: imports_of(name, text, name.count(".") == 0 or name in _packages(sources))
+        for name, text in sources.items()
+    }
+
+
+def _packages(sources: Mapping[str, str]) -> set[str]:
+    return {n.rsplit(".", 1)[0] for n in sources if "." in n}
+
+
+def _owned_by(name: str, owners: Iterable[str]) -> bool:
+    return any(name == o or (o.endswith(".*") and name.startswith(o[:-1])) for o in owners)
+
+
+def _reach(edges: Mapping[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for target in edges.get(todo.pop(), set()):
+            if target in edges and target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def violations(sources: Mapping[str, str]) -> list[str]:
+    """Every broken rule, one line each."""
+    edges = graph(sources)
+    found = []
+    for name, imported in sorted(edges.items()):
+        tops = {i.split(".")[0] for i in imported}
+        for library, owners in OWNERS.items():
+            if library in tops and not _owned_by(name, owners) and name.split(".")[0] != library:
+                found.append(f"{name} imports {library}, which only {sorted(owners)} may")
+        if name in CORE:
+            internal = {i for i in imported if i in edges} - _packages(sources)
+            outside = {i.split(".")[0] for i in imported if i not in edges} - {
+                "inspire_build", "__future__", *CORE_THIRD_PARTY, *_stdlib()}  # fmt: skip
+            found += [
+                f"core {name} imports {i}, which is not core" for i in sorted(internal - CORE)
+            ]
+            found += [f"core {name} imports {i}, an I/O library" for i in sorted(outside)]
+        if name.startswith("inspire_build.evaluation"):
+            bad = {r for r in _reach(edges, name) if _owned_by(r, EVALUATION_NEVER)}
+            bad |= {r for r in _reach(edges, name) if r.startswith("inspire_build.sources")}
+            found += [f"{name} reaches {r}, which scoring must not" for r in sorted(bad)]
+    return found
+
+
+def _stdlib() -> set[str]:
+    import sys
+
+    return set(sys.stdlib_module_names)
+
+
+def test_the_tree_breaks_no_rule() -> None:
+    assert violations(module_sources(ROOT)) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "said"),
+    [
+        ("inspire_build.cutoff", "import duckdb", "core inspire_build.cutoff imports duckdb"),
+        ("inspire_build.lineage", "from inspire_build import warehouse", "is not core"),
+        ("inspire_build.gold", "import openai", "imports openai, which only"),
+        ("inspire_build.splits", "from flows import console", "imports flows, which only"),
+        ("inspire_build.exports", "import prefect", "imports prefect, which only"),
+        ("inspire_build.evaluation.report", "from inspire_build import resolve", "reaches"),
+        # transitively: a module evaluation imports that imports the LLM
+        ("inspire_build.warehouse", "from inspire_build import llm", "reaches inspire_build.llm"),
+    ],
+)
+def test_a_planted_violation_is_caught(module: str, planted: str, said: str) -> None:
+    sources = module_sources(ROOT)
+    sources[module] = planted + "\n" + sources[module]
+    assert any(said in line for line in violations(sources)), violations(sources)
