@@ -61,10 +61,7 @@ def _audit(logger: Any, settings: Settings, split: str, version: str | None) -> 
 
 
 def _settings(warehouse_path: str | Path | None) -> Settings:
-    settings = get_settings()
-    if warehouse_path:
-        return settings.model_copy(update={"warehouse": Path(warehouse_path)})
-    return settings
+    return get_settings().overridden(warehouse=warehouse_path)
 
 
 class AuditFailed(InspireError):

@@ -48,31 +48,6 @@ SELECTION, LINEAGE, LLM_STEPS, WRITE = (
 )
 
 
-def settings_with(
-    split: str,
-    limit: int | None,
-    llm_backend: str | None,
-    source_mode: str | None,
-    concurrency: int | None,
-    warehouse_path: str | None = None,
-) -> Settings:
-    base = get_settings()
-    update: dict[str, Any] = {}
-    if warehouse_path:
-        update["warehouse"] = warehouse_path
-    if llm_backend:
-        update["llm_backend"] = llm_backend
-    if source_mode:
-        update["source_mode"] = source_mode
-    if concurrency:
-        update["concurrency"] = concurrency
-    if limit:
-        splits_update = dict(base.splits)
-        splits_update[split] = base.split(split).model_copy(update={"limit": limit})
-        update["splits"] = splits_update
-    return Settings.model_validate({**base.model_dump(), **update}) if update else base
-
-
 @task(name="select-targets", **NO_STORE)
 def select_targets(client: Any, con: Any, settings: Settings, split: str) -> selecting.Selection:
     return selecting.select_targets(client, con, settings, split)
@@ -131,7 +106,14 @@ def build_split(
     """Build one split version end to end and return its row (into ``warehouse_path``, else
     the configured warehouse); a :class:`Cancelled` build ends its flow run Cancelled."""
     logger = get_run_logger()
-    settings = settings_with(split, limit, llm_backend, source_mode, concurrency, warehouse_path)
+    settings = get_settings().overridden(
+        split,
+        limit=limit,
+        llm_backend=llm_backend,
+        source_mode=source_mode,
+        concurrency=concurrency,
+        warehouse=warehouse_path,
+    )
     pipeline.check_sources(settings)  # a configuration error fails at once, before any request
     requested = dt.datetime.now(dt.UTC)
     try:

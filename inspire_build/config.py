@@ -148,6 +148,34 @@ class Settings(BaseSettings):
             known = ", ".join(self.splits)
             raise InputError(f"unknown split {name!r}; known splits: {known}") from None
 
+    def overridden(
+        self,
+        split: str | None = None,
+        *,
+        limit: int | None = None,
+        llm_backend: str | None = None,
+        source_mode: str | None = None,
+        concurrency: int | None = None,
+        warehouse: str | Path | None = None,
+    ) -> Settings:
+        """These settings with a flow's or a command's parameters over them (None: unchanged);
+        ``limit`` applies to ``split``. Validated as the environment's values are."""
+        update: dict[str, Any] = {
+            key: value
+            for key, value in (
+                ("warehouse", warehouse),
+                ("llm_backend", llm_backend),
+                ("source_mode", source_mode),
+                ("concurrency", concurrency),
+            )
+            if value
+        }
+        if limit and split:
+            splits = dict(self.splits)
+            splits[split] = self.split(split).model_copy(update={"limit": limit})
+            update["splits"] = splits
+        return Settings.model_validate({**self.model_dump(), **update}) if update else self
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

@@ -247,7 +247,7 @@ def test_the_flows_take_their_warehouse_over_the_setting(tmp_path: Path) -> None
     import flows.build_split
 
     chosen = tmp_path / "chosen.duckdb"
-    built = flows.build_split.settings_with("eval", 3, None, None, None, str(chosen))
+    built = get_settings().overridden("eval", limit=3, warehouse=str(chosen))
     assert built.warehouse == chosen and built.split("eval").limit == 3
     assert flows.audit._settings(str(chosen)).warehouse == chosen
     assert flows.audit._settings(None).warehouse == get_settings().warehouse

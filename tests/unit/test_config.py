@@ -93,3 +93,17 @@ def test_settings_are_frozen() -> None:
     settings = Settings()
     with pytest.raises(pydantic.ValidationError):
         settings.llm_model = "other"  # type: ignore[misc]
+
+
+def test_parameters_override_the_settings_and_are_validated(tmp_path: Path) -> None:
+    base = Settings()
+    assert base.overridden("eval") is base  # nothing given: the same settings
+    built = base.overridden("eval", limit=3, llm_backend="rules", warehouse=str(tmp_path / "w"))
+    assert (
+        built.split("eval").limit == 3 and built.split("train").limit == base.split("train").limit
+    )
+    assert built.llm_backend == "rules" and built.warehouse == tmp_path / "w"
+    with pytest.raises(pydantic.ValidationError):
+        base.overridden(concurrency=-2)
+    with pytest.raises(InputError, match="unknown split 'evl'"):
+        base.overridden("evl", limit=3)
