@@ -1,4 +1,5 @@
-"""The leakage audit: four checks per brief, each a recorded finding.
+"""Pure: the leakage audit's verdicts, four per brief, each a recorded finding. The calls they
+judge (the model's guesses, the bm25 search) are made by ``audit_checks``.
 
 - lexical: a redaction term (title 4-gram, coined name or acronym, antecedent title; see
   ``briefs``), matched as ``briefs.mentions`` matches it, or a number from the abstract's result
@@ -18,22 +19,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import duckdb
 from rapidfuzz import fuzz
 
-from inspire_build import warehouse
 from inspire_build.briefs import mentions
 from inspire_build.lineage import normalise_title
-from inspire_build.llm import LLM
-from inspire_build.llm_rules import split_abstract
 from inspire_build.models import (
     AuditCheck,
     AuditFinding,
-    IdentityGuess,
     LeakLevel,
-    MechanismGuess,
     MechanismOverlap,
 )
+from inspire_build.text import split_abstract
 
 IDENTITY_THRESHOLD = 85.0
 _NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
@@ -61,16 +57,16 @@ def lexical(
     )
 
 
-def identity(llm: LLM, brief_id: str, brief: str, title: str) -> AuditFinding:
-    guess = llm.complete("audit_identity", {"brief": brief}, IdentityGuess)
-    score = fuzz.token_sort_ratio(normalise_title(guess.title), normalise_title(title))
+def identity_finding(brief_id: str, guess: str, title: str) -> AuditFinding:
+    """A guess at the title within ``IDENTITY_THRESHOLD`` of the real one is a leak."""
+    score = fuzz.token_sort_ratio(normalise_title(guess), normalise_title(title))
     leaked = score >= IDENTITY_THRESHOLD
     return AuditFinding(
         brief_id=brief_id,
         check=AuditCheck.IDENTITY,
         passed=not leaked,
         level=LeakLevel.FULL if leaked else LeakLevel.NONE,
-        detail=f"guess {guess.title!r} scores {score:.0f} against the title",
+        detail=f"guess {guess!r} scores {score:.0f} against the title",
     )
 
 
@@ -95,15 +91,10 @@ def retrieval_verdict(
     )
 
 
-def retrieval(
-    con: duckdb.DuckDBPyConnection,
-    brief_id: str,
-    brief: str,
-    target_id: str,
-    k: int,
-    margin: float = 0.0,
+def retrieval_finding(
+    brief_id: str, ranked: Sequence[tuple[str, float]], target_id: str, k: int, margin: float
 ) -> AuditFinding:
-    leaked, detail = retrieval_verdict(warehouse.search(con, brief, k + 1), target_id, k, margin)
+    leaked, detail = retrieval_verdict(ranked, target_id, k, margin)
     return AuditFinding(
         brief_id=brief_id,
         check=AuditCheck.RETRIEVAL,
@@ -113,18 +104,13 @@ def retrieval(
     )
 
 
-def mechanism(llm: LLM, brief_id: str, brief: str, abstract: str) -> AuditFinding:
-    """The blind mechanism audit: a guess from the brief alone, then the guess against the
-    abstract. The finding's detail records both."""
-    guess = llm.complete("audit_mechanism_guess", {"brief": brief}, MechanismGuess)
-    graded = llm.complete(
-        "audit_mechanism", {"guess": guess.mechanism, "abstract": abstract}, MechanismOverlap
-    )
+def mechanism_finding(brief_id: str, guess: str, graded: MechanismOverlap) -> AuditFinding:
+    """Only a full overlap of the blind guess with the abstract is a leak; partial passes."""
     return AuditFinding(
         brief_id=brief_id,
         check=AuditCheck.MECHANISM,
         passed=graded.overlap is not LeakLevel.FULL,
         level=graded.overlap,
-        detail=f"{graded.overlap.value}: the guess {guess.mechanism!r} against the abstract: "
+        detail=f"{graded.overlap.value}: the guess {guess!r} against the abstract: "
         f"{graded.rationale}",
     )

@@ -1,4 +1,5 @@
-"""The brief step: a solution-redacted research brief from a target's title and abstract.
+"""Pure: what a solution-redacted research brief must not contain (the brief itself is drafted
+by the model, in ``gold.write_brief``).
 
 The redaction list is given to the model and checked again afterwards (``audit.lexical``). It
 bans what gives the solution away, not the field:
@@ -28,9 +29,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from inspire_build.lineage import normalise_title
-from inspire_build.llm import LLM
-from inspire_build.llm_rules import STOPWORDS, split_abstract
-from inspire_build.models import BriefDraft
+from inspire_build.text import STOPWORDS, split_abstract
 
 MIN_WORDS, TARGET_WORDS, MAX_WORDS = 120, 180, 250
 TITLE_NGRAM = 4
@@ -169,17 +168,3 @@ def redactions(
     terms = [*title_ngrams(title), *coined_names(title, abstract, texts)]
     terms += [normalise_title(t) for t in antecedent_titles if len(t.split()) >= 3]
     return sorted({t for t in terms if _phrase(t)})
-
-
-def write_brief(
-    llm: LLM, title: str, abstract: str, terms: Sequence[str], feedback: Sequence[str] = ()
-) -> BriefDraft:
-    """One draft from the title and abstract only. ``feedback`` carries the previous attempt's
-    failed checks."""
-    context = {
-        "title": title,
-        "abstract": abstract,
-        "redactions": list(terms),
-        "feedback": list(feedback),
-    }
-    return llm.complete("brief", context, BriefDraft)

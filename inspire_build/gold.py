@@ -15,16 +15,16 @@ from typing import Any
 
 import duckdb
 
-from inspire_build import audit, warehouse
+from inspire_build import audit_checks, warehouse
 from inspire_build.batch import run_in_batches
-from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions, write_brief
+from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions
 from inspire_build.classify import SOURCE_PROBLEMS
 from inspire_build.config import Settings
 from inspire_build.errors import LLMError
 from inspire_build.grading import grade_references
 from inspire_build.llm import LLM, Deferred, OpenAIClient
 from inspire_build.llm_rules import RULES
-from inspire_build.models import AuditFinding, BriefStatus, TargetStatus
+from inspire_build.models import AuditFinding, BriefDraft, BriefStatus, TargetStatus
 
 LLM_FAILED = "the LLM failed: "  # a brief's reason when the model refused or answered invalidly
 
@@ -93,7 +93,7 @@ def brief_and_audit(
 ) -> tuple[list[dict[str, object]], list[AuditFinding], bool]:
     """Draft, audit, and redraft with the findings as feedback, up to ``brief_attempts``."""
     terms = redaction_terms(inputs)
-    numbers = audit.result_numbers(inputs.abstract)
+    target = (inputs.target_id, inputs.title, inputs.abstract)
     rows: list[dict[str, object]] = []
     findings: list[AuditFinding] = []
     feedback: list[str] = []
@@ -102,19 +102,7 @@ def brief_and_audit(
         try:
             text = write_brief(llm, inputs.title, inputs.abstract, terms, feedback).brief
             brief_id = _brief_id(inputs.target_id, attempt, text)
-            checks = [
-                audit.lexical(brief_id, text, terms, numbers),
-                audit.identity(llm, brief_id, text, inputs.title),
-                audit.retrieval(
-                    con,
-                    brief_id,
-                    text,
-                    inputs.target_id,
-                    settings.audit_retrieval_k,
-                    settings.audit_retrieval_margin,
-                ),
-                audit.mechanism(llm, brief_id, text, inputs.abstract),
-            ]
+            checks = audit_checks.four(llm, con, settings, brief_id, text, target, terms)
         except Deferred:
             raise
         except LLMError as error:  # refused or invalid even after the repair: recorded, final
@@ -145,6 +133,20 @@ def brief_and_audit(
             return rows, findings, True
         feedback = failed
     return rows, findings, False
+
+
+def write_brief(
+    llm: LLM, title: str, abstract: str, terms: Sequence[str], feedback: Sequence[str] = ()
+) -> BriefDraft:
+    """One draft from the title and abstract only. ``feedback`` carries the previous attempt's
+    failed checks."""
+    context = {
+        "title": title,
+        "abstract": abstract,
+        "redactions": list(terms),
+        "feedback": list(feedback),
+    }
+    return llm.complete("brief", context, BriefDraft)
 
 
 def _brief_id(target_id: str, attempt: int, text: str) -> str:
@@ -354,19 +356,8 @@ def audit_version(
     for iid, target_id, brief in rows:
         inputs = load_inputs(con, target_id)
         terms = redaction_terms(inputs)
-        checks = [
-            audit.lexical(iid, brief, terms, audit.result_numbers(inputs.abstract)),
-            audit.identity(llm, iid, brief, inputs.title),
-            audit.retrieval(
-                con,
-                iid,
-                brief,
-                target_id,
-                settings.audit_retrieval_k,
-                settings.audit_retrieval_margin,
-            ),
-            audit.mechanism(llm, iid, brief, inputs.abstract),
-        ]
+        target = (target_id, inputs.title, inputs.abstract)
+        checks = audit_checks.four(llm, con, settings, iid, brief, target, terms)
         partial += any(c.level.value == "partial" for c in checks if c.check.value == "mechanism")
         bad = [c for c in checks if not c.passed]
         for finding in bad:

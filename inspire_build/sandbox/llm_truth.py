@@ -44,9 +44,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from inspire_build.lineage import normalise_title
-from inspire_build.llm_rules import STOPWORDS
 from inspire_build.sandbox.world import Citation, Record, World
 from inspire_build.templates import PROMPTS_DIR
+from inspire_build.text import STOPWORDS
 
 PROMPT_KINDS = ("brief", "audit_identity", "audit_mechanism_guess", "audit_mechanism", "grade")
 BRIEF_PLANTS = (

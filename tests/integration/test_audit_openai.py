@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import openai
 
-from inspire_build import audit, warehouse
+from inspire_build import audit_checks, warehouse
 from inspire_build.config import Settings
 from inspire_build.gold import make_llm
 from inspire_build.llm_rules import sentences
@@ -44,8 +44,10 @@ def test_the_first_call_sees_the_brief_alone_and_the_second_grades_the_guess() -
         llm = make_llm(settings, con, client=client)
         *first, last = TARGET.mechanism
         leaky = f"A solution would likely rely on {', '.join(first)} and {last}."
-        leaked = audit.mechanism(llm, "leaky", leaky, TARGET.abstract)
-        clean = audit.mechanism(llm, "clean", "Long documents are hard to search.", TARGET.abstract)
+        leaked = audit_checks.mechanism(llm, "leaky", leaky, TARGET.abstract)
+        clean = audit_checks.mechanism(
+            llm, "clean", "Long documents are hard to search.", TARGET.abstract
+        )
         con.close()
 
     prompts = [body["messages"][0]["content"] for body in sent]

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import duckdb
 import pytest
 
-from inspire_build import audit, gold, warehouse
+from inspire_build import audit_checks, gold, warehouse
 from inspire_build.briefs import coined_names, mentions, title_ngrams
 from inspire_build.config import Settings
 from inspire_build.lineage_rows import write
@@ -107,5 +107,7 @@ def test_the_retrieval_audit_flags_a_brief_that_copies_the_abstract(built: Built
     target = built.targets[0]
     row = built.con.execute("SELECT abstract FROM papers WHERE paper_id = ?", [target]).fetchone()
     assert row is not None and row[0]
-    finding = audit.retrieval(built.con, "copy", row[0], target, built.settings.audit_retrieval_k)
+    finding = audit_checks.retrieval(
+        built.con, "copy", row[0], target, built.settings.audit_retrieval_k
+    )
     assert not finding.passed and finding.detail.startswith("target ranks 1 ")

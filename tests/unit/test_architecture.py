@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE = {
     "inspire_build.ids", "inspire_build.models", "inspire_build.errors", "inspire_build.cutoff",
     "inspire_build.lineage", "inspire_build.classify", "inspire_build.boundary",
-    "inspire_build.sampling", "inspire_build.evaluation.metrics",
+    "inspire_build.sampling", "inspire_build.text", "inspire_build.briefs", "inspire_build.audit",
+    "inspire_build.evaluation.metrics",
     "inspire_build.evaluation.bootstrap", "inspire_build.evaluation.funnel",
     "inspire_build.evaluation.score",
 }  # fmt: skip

@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 import pydantic
 
-from inspire_build import audit, warehouse
+from inspire_build import audit, audit_checks, warehouse
 from inspire_build.config import Settings
 from inspire_build.gold import make_llm
 from inspire_build.models import LeakLevel, MechanismGuess, MechanismOverlap
@@ -43,7 +43,9 @@ def test_the_guess_is_made_from_the_brief_alone_and_then_compared_with_the_abstr
             "audit_mechanism": {"overlap": "full", "rationale": "both shard the index"},
         }
     )
-    finding = audit.mechanism(llm, "b1", "Indexes of long documents outgrow memory.", ABSTRACT)  # type: ignore[arg-type]
+    finding = audit_checks.mechanism(
+        llm, "b1", "Indexes of long documents outgrow memory.", ABSTRACT
+    )  # type: ignore[arg-type]
     (first, guess_text), (second, compare_text) = llm.sent
     assert (first, second) == ("audit_mechanism_guess", "audit_mechanism")
     assert "Indexes of long documents outgrow memory." in guess_text
@@ -63,7 +65,7 @@ def test_partial_overlap_passes_and_is_recorded() -> None:
             "audit_mechanism": {"overlap": "partial", "rationale": "an index"},
         }
     )
-    finding = audit.mechanism(llm, "b2", "A brief.", ABSTRACT)  # type: ignore[arg-type]
+    finding = audit_checks.mechanism(llm, "b2", "A brief.", ABSTRACT)  # type: ignore[arg-type]
     assert finding.passed and finding.level is LeakLevel.PARTIAL
 
 
@@ -71,8 +73,10 @@ def test_the_rules_backend_logs_both_calls() -> None:
     con = duckdb.connect(":memory:")
     warehouse.migrate(con)
     llm = make_llm(Settings(llm_backend="rules"), con)
-    leaky = audit.mechanism(llm, "b3", "A sharded index reaches recall with memory.", ABSTRACT)
-    clean = audit.mechanism(llm, "b4", "Long documents are hard to search.", ABSTRACT)
+    leaky = audit_checks.mechanism(
+        llm, "b3", "A sharded index reaches recall with memory.", ABSTRACT
+    )
+    clean = audit_checks.mechanism(llm, "b4", "Long documents are hard to search.", ABSTRACT)
     assert not leaky.passed and "'sharded, index, reaches, recall, memory'" in leaky.detail
     assert clean.passed and clean.level is LeakLevel.NONE
     names = con.execute("SELECT prompt_name FROM llm_calls ORDER BY prompt_name").fetchall()
@@ -96,3 +100,30 @@ def test_retrieval_leaks_only_when_the_brief_singles_the_target_out() -> None:
     assert audit.retrieval_verdict(tied, "t", 3, 0.0)[0]  # margin 0: the top k is a leak
     assert audit.retrieval_verdict(tied, "z", 3, 0.1) == (False, "target not in the top 3")
     assert audit.retrieval_verdict([("t", 1.0)], "t", 3, 0.1)[0]  # nothing else matches at all
+
+
+def test_the_pure_verdicts_of_identity_and_mechanism() -> None:
+    title = "Sharded Indexes for Long Documents"
+    near = audit.identity_finding("b", "Sharded indexes for long documents", title)
+    far = audit.identity_finding("b", "Graph neural networks for chemistry", title)
+    assert not near.passed and near.detail.endswith("scores 100 against the title")
+    assert far.passed and far.level is LeakLevel.NONE
+    graded = MechanismOverlap(overlap=LeakLevel.PARTIAL, rationale="the shards, not the router")
+    partial = audit.mechanism_finding("b", "shard the index", graded)
+    assert partial.passed and partial.level is LeakLevel.PARTIAL
+    assert partial.detail == (
+        "partial: the guess 'shard the index' against the abstract: the shards, not the router"
+    )
+    full = audit.mechanism_finding("b", "x", graded.model_copy(update={"overlap": LeakLevel.FULL}))
+    assert not full.passed
+
+
+def test_result_numbers_come_from_the_solution_sentences_only() -> None:
+    abstract = (
+        "Indexes of 10 million documents outgrow memory. "
+        "We propose sharding, which reaches 92.3 recall and cuts memory by 15%."
+    )
+    assert audit.result_numbers(abstract) == ["15%", "92.3"]  # not 10: a problem sentence
+    found = audit.lexical("b", "Recall of 92.3 is the goal.", [], audit.result_numbers(abstract))
+    assert not found.passed and found.detail == "contains: 92.3"
+    assert audit.lexical("b", "Recall of 192.35 is the goal.", [], ["92.3"]).passed
