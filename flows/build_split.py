@@ -34,6 +34,7 @@ from inspire_build import build_runs, exports, gold, pipeline, splits, warehouse
 from inspire_build import selection as selecting
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InspireError
+from inspire_build.models import TargetStatus
 from inspire_build.sources import make_client
 
 # Tasks take live connections, which Prefect must not try to hash for its cache.
@@ -82,7 +83,7 @@ def gold_chunk(
         stages.advance(LLM_STEPS, next(behind), total)
 
     outcomes = gold.run(llm, con, settings, chunk, between=between)
-    return sum(o.status.value == "accepted" for o in outcomes)
+    return sum(o.status is TargetStatus.ACCEPTED for o in outcomes)
 
 
 @task(name="write-version", **NO_STORE)

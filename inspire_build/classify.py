@@ -15,7 +15,14 @@ from inspire_build.boundary import published_cutoff
 from inspire_build.cutoff import SourceDate, first_public, outside_window, reference_status
 from inspire_build.ids import PaperId
 from inspire_build.lineage import MergedReference, is_self
-from inspire_build.models import DatePrecision, Paper, ReferenceStatus, Source, TargetStatus
+from inspire_build.models import (
+    DatePrecision,
+    Paper,
+    ReferenceStatus,
+    Source,
+    TargetOutcome,
+    TargetStatus,
+)
 
 SOURCE_PROBLEMS = "[source problems: "
 
@@ -51,6 +58,8 @@ class TargetLineage:
     references: list[ResolvedReference]
     status: TargetStatus
     reason: str
+    outcome: TargetOutcome = TargetOutcome.RESOLVED
+    source_problems: str | None = None  # what the sources could not say about the target
 
     def counts(self) -> Counter[str]:
         return Counter(r.status.value for r in self.references)
@@ -99,16 +108,21 @@ def source_date(
     return None
 
 
-def source_notes(found: Iterable[PaperId], work: Work | None, failed: Mapping[PaperId, str]) -> str:
-    """Why the sources could not say more about a work: unreadable answers, wrong-typed fields.
-
-    Returned as a reason's suffix, `` [source problems: ...]`` ("" when there is nothing to
-    say), so a bad input stays visible on the row it affected; gold.py keeps it on a target.
-    """
+def source_problems(
+    found: Iterable[PaperId], work: Work | None, failed: Mapping[PaperId, str]
+) -> str | None:
+    """Why the sources could not say more about a work (unreadable answers, wrong-typed
+    fields), in one line; None when there is nothing to say."""
     notes = [failed[i] for i in sorted(found, key=str) if i in failed]
     for record in work.records if work else ():
         notes += [f"{record.source.value} gave {problem}" for problem in record.problems]
-    return f" {SOURCE_PROBLEMS}{'; '.join(dict.fromkeys(notes))}]" if notes else ""
+    return "; ".join(dict.fromkeys(notes)) or None
+
+
+def with_problems(reason: str, problems: str | None) -> str:
+    """A reason with the source problems as its suffix, `` [source problems: ...]``, so that a
+    bad input stays visible on the row it affected."""
+    return f"{reason} {SOURCE_PROBLEMS}{problems}]" if problems else reason
 
 
 def classify(
@@ -147,11 +161,14 @@ def classify(
                 resolved=bool(entry.ids),
                 is_self=is_self(entry, target.ids, title, year) or work is target,
             )
-        reason += source_notes(entry.ids, work, failed)
+        reason = with_problems(reason, source_problems(entry.ids, work, failed))
         resolved.append(ResolvedReference(entry, work, status, reason, date))
-    verdict, why = _target_status(resolved, target_first, target_date, given_date, window)
-    why += source_notes(target.ids, target, failed)
-    return TargetLineage(raw, target, target_date, cutoff, resolved, verdict, why)
+    verdict, outcome, why = _target_status(resolved, target_first, target_date, given_date, window)
+    problems = source_problems(target.ids, target, failed)
+    why = with_problems(why, problems)
+    return TargetLineage(
+        raw, target, target_date, cutoff, resolved, verdict, why, outcome, problems
+    )
 
 
 def _target_status(
@@ -160,18 +177,17 @@ def _target_status(
     target_date: dt.date | None,
     given_date: dt.date | None,
     window: tuple[dt.date, dt.date] | None,
-) -> tuple[TargetStatus, str]:
+) -> tuple[TargetStatus, TargetOutcome, str]:
     eligible = sum(r.status is ReferenceStatus.ELIGIBLE for r in resolved)
     outside = outside_window(target_first, *window) if window and target_first else None
+    excluded = TargetStatus.EXCLUDED
     if target_date is None:
-        return TargetStatus.EXCLUDED, "no first public date in any source"
+        return excluded, TargetOutcome.NO_DATE, "no first public date in any source"
     if outside and not given_date:
-        return TargetStatus.EXCLUDED, outside
+        return excluded, TargetOutcome.OUTSIDE_WINDOW, outside
     if not resolved:
-        return TargetStatus.EXCLUDED, "no source lists any reference"
+        return excluded, TargetOutcome.NO_REFERENCES, "no source lists any reference"
     if not eligible:
-        return TargetStatus.EXCLUDED, "no reference is strictly before the cutoff"
-    return (
-        TargetStatus.CANDIDATE,
-        f"lineage resolved: {eligible} eligible of {len(resolved)} references",
-    )
+        return excluded, TargetOutcome.NO_ELIGIBLE, "no reference is strictly before the cutoff"
+    why = f"lineage resolved: {eligible} eligible of {len(resolved)} references"
+    return TargetStatus.CANDIDATE, TargetOutcome.RESOLVED, why

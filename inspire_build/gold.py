@@ -18,13 +18,21 @@ import duckdb
 from inspire_build import audit_checks, warehouse
 from inspire_build.batch import run_in_batches
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions
-from inspire_build.classify import SOURCE_PROBLEMS
+from inspire_build.classify import with_problems
 from inspire_build.config import Settings
 from inspire_build.errors import LLMError
 from inspire_build.grading import grade_references
 from inspire_build.llm import LLM, Deferred, OpenAIClient
 from inspire_build.llm_rules import RULES
-from inspire_build.models import AuditFinding, BriefDraft, BriefStatus, TargetStatus
+from inspire_build.models import (
+    AuditCheck,
+    AuditFinding,
+    BriefDraft,
+    BriefStatus,
+    LeakLevel,
+    TargetOutcome,
+    TargetStatus,
+)
 
 LLM_FAILED = "the LLM failed: "  # a brief's reason when the model refused or answered invalidly
 
@@ -48,9 +56,21 @@ class Inputs:
 class Outcome:
     target_id: str
     status: TargetStatus
+    kind: TargetOutcome  # the reason's kind: targets.outcome
     reason: str
-    attempts: int
-    grades: int
+    attempts: int = 0
+    grades: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Drafts:
+    """A target's briefs (one row per attempt) and their findings; ``accepted`` when the last
+    passed every check, ``llm_failure`` the reason when the model failed for good."""
+
+    rows: list[dict[str, object]]
+    findings: list[AuditFinding]
+    accepted: bool
+    llm_failure: str | None = None
 
 
 def load_inputs(con: duckdb.DuckDBPyConnection, target_id: str) -> Inputs:
@@ -90,7 +110,7 @@ def redaction_terms(inputs: Inputs) -> list[str]:
 
 def brief_and_audit(
     llm: LLM, con: duckdb.DuckDBPyConnection, inputs: Inputs, settings: Settings
-) -> tuple[list[dict[str, object]], list[AuditFinding], bool]:
+) -> Drafts:
     """Draft, audit, and redraft with the findings as feedback, up to ``brief_attempts``."""
     terms = redaction_terms(inputs)
     target = (inputs.target_id, inputs.title, inputs.abstract)
@@ -106,15 +126,16 @@ def brief_and_audit(
         except Deferred:
             raise
         except LLMError as error:  # refused or invalid even after the repair: recorded, final
+            why = f"{LLM_FAILED}{error}"
             rows.append(
                 {
                     **_brief_row(llm, inputs.target_id, attempt, "", now),
                     "brief_id": _brief_id(inputs.target_id, attempt, f"failed: {error}"),
                     "status": BriefStatus.REJECTED.value,
-                    "reason": f"{LLM_FAILED}{error}",
+                    "reason": why,
                 }
             )
-            return rows, findings, False
+            return Drafts(rows, findings, accepted=False, llm_failure=why)
         words = len(text.split())
         failed = [f"{f.check.value}: {f.detail}" for f in checks if not f.passed]
         if not MIN_WORDS <= words <= MAX_WORDS:
@@ -130,9 +151,9 @@ def brief_and_audit(
         )
         findings += checks
         if not failed:
-            return rows, findings, True
+            return Drafts(rows, findings, accepted=True)
         feedback = failed
-    return rows, findings, False
+    return Drafts(rows, findings, accepted=False)
 
 
 def write_brief(
@@ -211,72 +232,72 @@ def run_batched(
 
 def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> Outcome:
     """Brief, audit and grade one target, writing its rows; the verdict is the caller's."""
+    excluded = TargetStatus.EXCLUDED
     inputs = load_inputs(con, target_id)
     if not inputs.antecedents:
-        return Outcome(target_id, TargetStatus.EXCLUDED, "no eligible antecedent", 0, 0)
-    briefs, findings, accepted = brief_and_audit(llm, con, inputs, settings)
+        return Outcome(target_id, excluded, TargetOutcome.NO_ELIGIBLE, "no eligible antecedent")
+    drafts = brief_and_audit(llm, con, inputs, settings)
+    briefs = drafts.rows
     warehouse.replace_where(con, "briefs", {"target_id": target_id}, briefs, ["brief_id"])
     warehouse.upsert(
         con,
         "audit_findings",
-        [f.model_dump(mode="json") for f in findings],
+        [f.model_dump(mode="json") for f in drafts.findings],
         ["brief_id", "check"],
     )
-    grades = 0
-    if briefs and str(briefs[-1]["reason"]).startswith(LLM_FAILED):
-        why = str(briefs[-1]["reason"])
-        return Outcome(target_id, TargetStatus.EXCLUDED, why, len(briefs), 0)
-    if accepted:
-        try:
-            graded = grade_references(
-                llm,
-                inputs.title,
-                inputs.abstract,
-                inputs.antecedents,
-                settings.grade_part_tokens,
-                settings.grade_readings,
-            )
-        except Deferred:
-            raise
-        except LLMError as error:  # e.g. references still missing after the repair retry
-            _write_grades(con, target_id, [], None)
-            why = f"grading failed, so no antecedent is graded: {error}"
-            return Outcome(target_id, TargetStatus.EXCLUDED, why, len(briefs), 0)
-        rows = [
-            {
-                "target_id": target_id,
-                "paper_id": paper_id,
-                "tier": int(grade.tier),
-                "role": grade.role.value if grade.role is not None else None,
-                "rationale": grade.rationale,
-                "backend": llm.backend,
-                "model": llm.model,
-                "prompt_hash": llm.prompt_hash("grade"),
-            }
-            for paper_id, grade in sorted(graded.items())
-        ]
-        grades = sum(1 for g in graded.values() if g.is_antecedent)
-        _write_grades(con, target_id, rows, len(rows) - grades)
-        if not grades:
-            why = f"the grader found no antecedent among {len(rows)} eligible references"
-            return Outcome(target_id, TargetStatus.EXCLUDED, why, len(briefs), 0)
-        outcome = Outcome(
-            target_id,
-            TargetStatus.ACCEPTED,
-            f"brief accepted on attempt {len(briefs)}; {grades} antecedents among "
-            f"{len(rows)} graded references",
-            len(briefs),
-            grades,
+    if drafts.llm_failure is not None:
+        return Outcome(
+            target_id, excluded, TargetOutcome.LLM_FAILED, drafts.llm_failure, len(briefs)
         )
-    else:
-        outcome = Outcome(
-            target_id,
-            TargetStatus.EXCLUDED,
-            f"every brief leaked ({len(briefs)} attempts): {briefs[-1]['reason']}",
-            len(briefs),
-            0,
+    if not drafts.accepted:
+        why = f"every brief leaked ({len(briefs)} attempts): {briefs[-1]['reason']}"
+        return Outcome(target_id, excluded, TargetOutcome.EVERY_BRIEF_LEAKED, why, len(briefs))
+    return _grade(llm, con, settings, inputs, len(briefs))
+
+
+def _grade(
+    llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, inputs: Inputs, attempts: int
+) -> Outcome:
+    """Grade the eligible references of a target whose brief was accepted; write the grades."""
+    target_id, excluded = inputs.target_id, TargetStatus.EXCLUDED
+    try:
+        graded = grade_references(
+            llm,
+            inputs.title,
+            inputs.abstract,
+            inputs.antecedents,
+            settings.grade_part_tokens,
+            settings.grade_readings,
         )
-    return outcome
+    except Deferred:
+        raise
+    except LLMError as error:  # e.g. references still missing after the repair retry
+        _write_grades(con, target_id, [], None)
+        why = f"grading failed, so no antecedent is graded: {error}"
+        return Outcome(target_id, excluded, TargetOutcome.GRADING_FAILED, why, attempts)
+    rows = [
+        {
+            "target_id": target_id,
+            "paper_id": paper_id,
+            "tier": int(grade.tier),
+            "role": grade.role.value if grade.role is not None else None,
+            "rationale": grade.rationale,
+            "backend": llm.backend,
+            "model": llm.model,
+            "prompt_hash": llm.prompt_hash("grade"),
+        }
+        for paper_id, grade in sorted(graded.items())
+    ]
+    grades = sum(1 for g in graded.values() if g.is_antecedent)
+    _write_grades(con, target_id, rows, len(rows) - grades)
+    if not grades:
+        why = f"the grader found no antecedent among {len(rows)} eligible references"
+        return Outcome(target_id, excluded, TargetOutcome.NO_ANTECEDENT, why, attempts)
+    why = (
+        f"brief accepted on attempt {attempts}; {grades} antecedents among "
+        f"{len(rows)} graded references"
+    )
+    return Outcome(target_id, TargetStatus.ACCEPTED, TargetOutcome.ACCEPTED, why, attempts, grades)
 
 
 def _write_grades(
@@ -295,19 +316,15 @@ def _write_grades(
 
 
 def _verdict(con: duckdb.DuckDBPyConnection, outcome: Outcome) -> None:
-    """The target's status and reason; the lineage step's source problems stay on it."""
-    row = con.execute(
-        "SELECT reason FROM targets WHERE paper_id = ? AND reason IS NOT NULL LIMIT 1",
-        [outcome.target_id],
-    ).fetchone()
-    lineage = str(row[0]) if row else ""
-    kept = lineage[lineage.find(SOURCE_PROBLEMS) - 1 :] if SOURCE_PROBLEMS in lineage else ""
+    """The target's status, outcome and reason; the lineage step's source problems stay on it."""
+    problems = warehouse.source_problems(con, outcome.target_id)
     warehouse.update_where(
         con,
         "targets",
         {
             "status": outcome.status.value,
-            "reason": outcome.reason + kept,
+            "outcome": outcome.kind.value,
+            "reason": with_problems(outcome.reason, problems),
             "updated_at": dt.datetime.now(dt.UTC),
         },
         {"paper_id": outcome.target_id},
@@ -358,7 +375,9 @@ def audit_version(
         terms = redaction_terms(inputs)
         target = (target_id, inputs.title, inputs.abstract)
         checks = audit_checks.four(llm, con, settings, iid, brief, target, terms)
-        partial += any(c.level.value == "partial" for c in checks if c.check.value == "mechanism")
+        partial += any(
+            c.level is LeakLevel.PARTIAL for c in checks if c.check is AuditCheck.MECHANISM
+        )
         bad = [c for c in checks if not c.passed]
         for finding in bad:
             failures[finding.check.value] = failures.get(finding.check.value, 0) + 1

@@ -90,6 +90,8 @@ def write(
                         "cutoff_date": result.cutoff,
                         "status": result.status.value,
                         "reason": result.reason,
+                        "outcome": result.outcome.value,
+                        "source_problems": result.source_problems,
                         "updated_at": now,
                     }
                 ],

@@ -59,6 +59,24 @@ class TargetStatus(StrEnum):
     EXCLUDED = "excluded"
 
 
+class TargetOutcome(StrEnum):
+    """Why a target has its status, as ``targets.outcome``: the reason's kind, for queries and
+    for code, which never parses a reason string."""
+
+    SELECTED = "selected"  # awaiting lineage
+    OVER_LIMIT = "over_limit"
+    NO_DATE = "no_date"  # no first public date in any source
+    OUTSIDE_WINDOW = "outside_window"  # first public outside the split's window
+    NO_REFERENCES = "no_references"  # no source lists any reference
+    NO_ELIGIBLE = "no_eligible_reference"  # none strictly before the cutoff
+    RESOLVED = "lineage_resolved"  # a candidate for the LLM steps
+    LLM_FAILED = "llm_failed"  # the model refused or answered invalidly, even after repair
+    EVERY_BRIEF_LEAKED = "every_brief_leaked"
+    GRADING_FAILED = "grading_failed"
+    NO_ANTECEDENT = "no_graded_antecedent"  # the grader found none among the eligible
+    ACCEPTED = "accepted"
+
+
 class ReferenceStatus(StrEnum):
     """Exactly one per reference; see cutoff.reference_status for the order they are tested."""
 
@@ -228,6 +246,8 @@ class Target(Record):
     cutoff_date: dt.date | None = None
     status: TargetStatus = TargetStatus.CANDIDATE
     reason: str | None = None
+    outcome: TargetOutcome | None = None  # the reason's kind
+    source_problems: str | None = None  # what the sources could not say about it
 
 
 class Brief(Record):

@@ -17,6 +17,7 @@ from inspire_build import boundary_store, gold, lineage_rows, resolve, splits, w
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient
+from inspire_build.models import TargetStatus
 from inspire_build.selection import Selection, select_targets
 
 
@@ -39,7 +40,7 @@ def lineage(
         cutoff_offset=boundary_store.cutoff_offsets(con, settings),
     )
     lineage_rows.write(con, results, selection.split, resolve.ALL_SOURCES)
-    return [r.work.paper_id for r in results if r.status.value == "candidate"]
+    return [r.work.paper_id for r in results if r.status is TargetStatus.CANDIDATE]
 
 
 def check_sources(settings: Settings) -> None:

@@ -13,7 +13,7 @@ import duckdb
 from inspire_build import sampling, warehouse
 from inspire_build.config import Settings
 from inspire_build.http import HttpClient
-from inspire_build.models import Paper, TargetStatus
+from inspire_build.models import Paper, TargetOutcome, TargetStatus
 from inspire_build.sources import openalex
 
 
@@ -54,8 +54,10 @@ def select_targets(
         paper_id = f"openalex:{work.ids.openalex}"
         if limit is not None and position >= limit:
             status, reason = TargetStatus.EXCLUDED, f"over the split's limit of {limit} targets"
+            outcome = TargetOutcome.OVER_LIMIT
         else:
             status, reason = TargetStatus.CANDIDATE, "selected: awaiting lineage"
+            outcome = TargetOutcome.SELECTED
             selected.append(paper_id)
             records[paper_id] = work
         statuses[status.value] += 1
@@ -68,6 +70,8 @@ def select_targets(
                 "cutoff_date": None,
                 "status": status.value,
                 "reason": reason,
+                "outcome": outcome.value,
+                "source_problems": None,
                 "updated_at": now,
             }
         )

@@ -48,7 +48,7 @@ CREATE TABLE "references"(target_id VARCHAR, ref_key VARCHAR, paper_id VARCHAR, 
 
 CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, "label" VARCHAR, config_hash VARCHAR NOT NULL, code_version VARCHAR NOT NULL, prompt_hashes JSON NOT NULL, models JSON NOT NULL, counts JSON NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR, cutoff_jitter_days INTEGER, written_at TIMESTAMP WITH TIME ZONE);
 
-CREATE TABLE targets(split VARCHAR, paper_id VARCHAR, title VARCHAR, first_public_date DATE, cutoff_date DATE, status VARCHAR NOT NULL, reason VARCHAR, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, PRIMARY KEY(split, paper_id));
+CREATE TABLE targets(split VARCHAR, paper_id VARCHAR, title VARCHAR, first_public_date DATE, cutoff_date DATE, status VARCHAR NOT NULL, reason VARCHAR, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, outcome VARCHAR, source_problems VARCHAR, PRIMARY KEY(split, paper_id));
 
 CREATE TABLE version_findings(version_id VARCHAR, instance_id VARCHAR, "check" VARCHAR, passed BOOLEAN NOT NULL, "level" VARCHAR NOT NULL, detail VARCHAR NOT NULL, PRIMARY KEY(version_id, instance_id, "check"));
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from inspire_build.classify import Works, classify, source_date, source_notes
+from inspire_build.classify import Works, classify, source_date, source_problems, with_problems
 from inspire_build.cutoff import SourceDate
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.lineage import Mention, merge
@@ -105,7 +105,7 @@ def test_the_targets_own_verdicts() -> None:
     }
 
 
-def test_source_notes_name_unreadable_answers_and_bad_fields() -> None:
+def test_source_problems_name_unreadable_answers_and_bad_fields() -> None:
     works = Works()
     work = works.add([A])
     assert work is not None
@@ -114,11 +114,24 @@ def test_source_notes_name_unreadable_answers_and_bad_fields() -> None:
             source=Source.S2, ids=PaperIds(openalex="W1"), problems=["a year that is not a number"]
         )
     )
-    notes = source_notes([A, B], work, {B: "OpenAlex's answer stays malformed"})
-    assert notes == (
-        " [source problems: OpenAlex's answer stays malformed; s2 gave a year that is not a number]"
+    problems = source_problems([A, B], work, {B: "OpenAlex's answer stays malformed"})
+    assert problems == "OpenAlex's answer stays malformed; s2 gave a year that is not a number"
+    assert with_problems("kept", problems) == f"kept [source problems: {problems}]"
+    assert source_problems([A], None, {}) is None and with_problems("kept", None) == "kept"
+
+
+def test_a_targets_problems_have_their_own_field_and_stay_on_its_reason() -> None:
+    works, mentions = world()
+    target = works.get([PaperId(Scheme.OPENALEX, "W0")])
+    assert target is not None
+    failed = {PaperId(Scheme.OPENALEX, "W0"): "S2's reference list stays malformed: not JSON"}
+    lineage = classify("openalex:W0", target, merge([mentions]), works, None, failed, None)
+    assert lineage.source_problems == "S2's reference list stays malformed: not JSON"
+    assert lineage.outcome.value == "lineage_resolved"
+    assert lineage.reason == (
+        "lineage resolved: 1 eligible of 5 references "
+        "[source problems: S2's reference list stays malformed: not JSON]"
     )
-    assert source_notes([A], None, {}) == ""
 
 
 def test_a_source_date_falls_back_to_its_year() -> None:

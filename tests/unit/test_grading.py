@@ -259,7 +259,7 @@ def _target(con: duckdb.DuckDBPyConnection, target: str, signals: Mapping[str, A
 
 def _accepted_brief(
     llm: LLM, con: duckdb.DuckDBPyConnection, inputs: gold.Inputs, settings: Settings
-) -> tuple[list[dict[str, object]], list[Any], bool]:
+) -> gold.Drafts:
     text = f"A brief for {inputs.target_id} about slow retrieval."
     row = {
         "brief_id": f"b-{inputs.target_id}",
@@ -275,7 +275,7 @@ def _accepted_brief(
         "reason": "passed all four leakage checks",
         "created_at": NOW,
     }
-    return [row], [], True
+    return gold.Drafts([row], [], accepted=True)
 
 
 def test_tier_zero_stays_in_grades_and_out_of_the_qrels(

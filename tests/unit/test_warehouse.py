@@ -219,6 +219,37 @@ def test_migration_0011_dates_every_written_version_and_keeps_latest() -> None:
     con.close()
 
 
+def test_migration_0013_gives_old_targets_their_outcome_and_source_problems() -> None:
+    con = warehouse.connect(":memory:")
+    warehouse.migrate(con, [m for m in warehouse.load_migrations() if m.name < "0013"])
+    reasons = {
+        "a": ("accepted", "brief accepted on attempt 1; 4 antecedents among 9 graded references"),
+        "b": ("excluded", "over the split's limit of 5 targets"),
+        "c": ("excluded", "no reference is strictly before the cutoff [source problems: s2 gave "
+                          "a year that is not a number]"),
+        "d": ("excluded", "first public 2024-12-30 (arxiv), before the split's window"),
+        "e": ("excluded", "every brief leaked (3 attempts): lexical: contains: solkar"),
+        "f": ("excluded", "something no kind names"),
+    }  # fmt: skip
+    for paper_id, (status, reason) in reasons.items():
+        con.execute(
+            "INSERT INTO targets (split, paper_id, status, reason, updated_at) "
+            "VALUES ('eval', ?, ?, ?, now())",
+            [paper_id, status, reason],
+        )
+    assert "0013_target_outcomes" in warehouse.migrate(con)
+    rows = con.execute("SELECT paper_id, outcome, source_problems FROM targets ORDER BY 1")
+    assert rows.fetchall() == [
+        ("a", "accepted", None),
+        ("b", "over_limit", None),
+        ("c", "no_eligible_reference", "s2 gave a year that is not a number"),
+        ("d", "outside_window", None),
+        ("e", "every_brief_leaked", None),
+        ("f", None, None),
+    ]
+    con.close()
+
+
 def test_replace_where_replaces_exactly_its_own_rows(con: duckdb.DuckDBPyConnection) -> None:
     key = ["scheme", "value"]
     warehouse.upsert(
