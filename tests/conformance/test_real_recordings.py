@@ -20,7 +20,6 @@ from inspire_build.sources import arxiv, make_client, openalex, semanticscholar
 from tests.conftest import SHARED_FIXTURES
 
 REAL = SHARED_FIXTURES / "real"
-pytestmark = pytest.mark.skipif(not REAL.exists(), reason=f"{REAL} is not on this machine")
 
 
 def inspire(*args: str) -> subprocess.CompletedProcess[str]:

@@ -19,8 +19,6 @@ from inspire_build.sandbox import server as S
 from inspire_build.sandbox import world as W
 from tests.conformance.test_real_recordings import REAL
 
-pytestmark = pytest.mark.skipif(not REAL.exists(), reason=f"{REAL} is not on this machine")
-
 # Differences we keep on purpose, with why.
 ALLOWED_OPENALEX: dict[str, str] = {}
 ALLOWED_S2_PAPER: dict[str, str] = {}
