@@ -17,6 +17,7 @@ SPLIT ?= eval
 LIMIT ?=
 DEMO_PORT ?= 8799
 DEMO_TARGETS ?= 80
+TEST_WORKERS ?= 2
 
 .PHONY: help setup test lint typecheck unit test-reliability schemas clean build audit serve stop demo
 
@@ -38,8 +39,8 @@ lint: ## ruff: lint and formatting
 typecheck: ## mypy (strict) on inspire_build/ and flows/
 	$(PY) -m mypy inspire_build flows
 
-unit: ## pytest: unit, conformance, integration and reliability tests
-	$(PY) -m pytest -q
+unit: ## pytest: unit, conformance, integration and reliability tests (TEST_WORKERS in parallel)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 test-reliability: ## pytest on tests/reliability/ only: faults, kills, concurrency, bad input, secrets, leakage
 	$(PY) -m pytest -q tests/reliability

@@ -60,19 +60,51 @@ INJECTION = re.compile(
     re.IGNORECASE,
 )
 _TERM_WORD = re.compile(r"[^\W_]+")
+_WORD_RUN = re.compile(r"\w+")  # a whole word, as \b...\b bounds it
 
 
 def redact(text: str, terms: Sequence[str]) -> str:
     """Remove every term (case-insensitive, whole words, stop words between its words
     allowed, as the lexical audit matches), longest first. A term of stop words alone is no
-    term."""
-    gap = r"\W+(?:(?:" + "|".join(sorted(STOPWORDS)) + r")\W+)*"
+    term.
+
+    Matched on the text's words rather than with one regular expression per term: a pattern
+    that spells out the stop words costs milliseconds to compile, and a brief has dozens of
+    terms (it was half the rules backend's time)."""
     for term in sorted({t for t in terms if t.strip()}, key=len, reverse=True):
-        parts = [w for w in _TERM_WORD.findall(term) if w.lower() not in STOPWORDS]
+        parts = [w.lower() for w in _TERM_WORD.findall(term) if w.lower() not in STOPWORDS]
         if parts:
-            pattern = r"\b" + gap.join(re.escape(part) for part in parts) + r"\b"
-            text = re.sub(pattern, "this approach", text, flags=re.IGNORECASE)
+            text = _removed(text, parts)
     return text
+
+
+def _removed(text: str, parts: Sequence[str]) -> str:
+    """``text`` with each leftmost run of whole words ``parts`` (stop words allowed between
+    them) replaced, as ``re.sub`` would replace a match."""
+    words = [(m.start(), m.end(), m.group().lower()) for m in _WORD_RUN.finditer(text)]
+    kept, done, i = [], 0, 0
+    while i < len(words):
+        last = _run_at(words, i, parts)
+        if last is None:
+            i += 1
+            continue
+        kept += [text[done : words[i][0]], "this approach"]
+        done, i = words[last][1], last + 1
+    return "".join([*kept, text[done:]])
+
+
+def _run_at(words: Sequence[tuple[int, int, str]], i: int, parts: Sequence[str]) -> int | None:
+    """The index of the last word of ``parts`` starting at word ``i``, else None."""
+    if words[i][2] != parts[0]:
+        return None
+    j = i
+    for part in parts[1:]:
+        j += 1
+        while j < len(words) and words[j][2] in STOPWORDS:
+            j += 1
+        if j >= len(words) or words[j][2] != part:
+            return None
+    return j
 
 
 # The brief's frame. Each {a|b|c} is one choice, made from a hash of the title and abstract:
