@@ -43,7 +43,7 @@ def run(env: dict[str, str], *args: str, timeout: int = 600) -> subprocess.Compl
 
 
 def test_prefect_deployment_run_builds_a_version(
-    sandbox_env: dict[str, str], tmp_path: Path
+    sandbox_env: dict[str, str], tmp_path: Path, prefect_api: str
 ) -> None:
     port = free_port()
     env = {
@@ -131,7 +131,8 @@ def test_prefect_deployment_run_builds_a_version(
     ).fetchone()
     con.close()
     assert found is not None and found[0] == 1 and found[1] >= 6 and found[2] > 0 and found[3] > 0
-    local = {k: v for k, v in env.items() if k != "PREFECT_API_URL"}  # the server has stopped
+    # The served server has stopped; the audit reports to the session's (no temporary server).
+    local = {**env, "PREFECT_API_URL": prefect_api}
     audited = run(local, sys.executable, "-m", "inspire_build", "audit", "eval")
     assert audited.returncode == 1, audited.stderr[-2000:]  # the planted leak
     assert "Traceback" not in audited.stderr

@@ -15,12 +15,15 @@ import duckdb
 from inspire_build.sandbox import server, world
 
 
-def test_a_flow_without_a_reachable_source_fails_at_once_in_one_line(tmp_path: Path) -> None:
+def test_a_flow_without_a_reachable_source_fails_at_once_in_one_line(
+    tmp_path: Path, prefect_api: str
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("INSPIRE_", "PREFECT_"))}
     env |= {
         "PREFECT_HOME": str(tmp_path / "prefect"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "INSPIRE_WAREHOUSE": str(tmp_path / "w.duckdb"),
+        "PREFECT_API_URL": prefect_api,  # as a served deployment has one
     }
     started = time.perf_counter()
     done = subprocess.run(

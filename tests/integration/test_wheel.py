@@ -28,7 +28,9 @@ def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
     return done.stdout
 
 
-def test_the_wheel_installs_and_builds_outside_the_checkout(tmp_path: Path) -> None:
+def test_the_wheel_installs_and_builds_outside_the_checkout(
+    tmp_path: Path, prefect_api: str
+) -> None:
     dist = tmp_path / "dist"
     run(
         sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
@@ -64,5 +66,6 @@ def test_the_wheel_installs_and_builds_outside_the_checkout(tmp_path: Path) -> N
     with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
         lines = server.env_lines(base, time_scale=1000)
         env |= dict(line.split("=", 1) for line in lines)
+        env["PREFECT_API_URL"] = prefect_api  # the session's server: no temporary one
         built = run(venv / "bin" / "inspire", "build", "--limit", "3", cwd=work, env=env)
     assert built.startswith("eval-"), built

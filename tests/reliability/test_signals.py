@@ -20,11 +20,16 @@ from inspire_build.sandbox import server, world
 WORLD = world.generate(world.WorldConfig(seed=5, papers=600))
 
 
-def build_until(marker: str, tmp_path: Path, base: str) -> tuple[subprocess.Popen[str], list[str]]:
-    """`inspire build` in a session of its own, read until a line holds ``marker``."""
+def build_until(
+    marker: str, tmp_path: Path, base: str, api: str | None = None
+) -> tuple[subprocess.Popen[str], list[str]]:
+    """`inspire build` in a session of its own, read until a line holds ``marker``; reporting
+    to the Prefect server at ``api``, else to a temporary server of its own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "INSPIRE_"))}
     env |= dict(line.split("=", 1) for line in server.env_lines(base, 20))
     env |= {"INSPIRE_WAREHOUSE": str(tmp_path / "w.duckdb"), "PREFECT_HOME": str(tmp_path)}
+    if api:
+        env["PREFECT_API_URL"] = api
     build = subprocess.Popen(
         [sys.executable, "-m", "inspire_build", "build", "--limit", "30"],
         env=env,
@@ -47,10 +52,15 @@ def build_until(marker: str, tmp_path: Path, base: str) -> tuple[subprocess.Pope
     ("name", "marker"),
     [("SIGINT", "lineage: S2 reference lists"), ("SIGTERM", "lineage done")],
 )
-def test_a_signal_cancels_a_build_within_seconds(tmp_path: Path, name: str, marker: str) -> None:
+def test_a_signal_cancels_a_build_within_seconds(
+    tmp_path: Path, name: str, marker: str, prefect_api: str
+) -> None:
     number = getattr(signal, name)
+    # Ctrl-C goes to the whole process group: the build's temporary server, in a session of its
+    # own, must survive it to hear the cancellation. SIGTERM reports to the session's server.
+    api = prefect_api if name == "SIGTERM" else None
     with server.running(WORLD, server.SandboxConfig(time_scale=20)) as base:
-        build, lines = build_until(marker, tmp_path, base)
+        build, lines = build_until(marker, tmp_path, base, api)
         sent = time.perf_counter()
         if number == signal.SIGINT:
             os.killpg(build.pid, number)  # as Ctrl-C: the build and everything it started
@@ -75,7 +85,9 @@ def test_a_signal_cancels_a_build_within_seconds(tmp_path: Path, name: str, mark
     assert runs == [("cancelled",)] and versions == (0,)
 
 
-def test_ctrl_c_while_waiting_for_the_lock_leaves_without_taking_it(tmp_path: Path) -> None:
+def test_ctrl_c_while_waiting_for_the_lock_leaves_without_taking_it(
+    tmp_path: Path, prefect_api: str
+) -> None:
     path = tmp_path / "w.duckdb"
     holder = subprocess.Popen(
         [sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(path)!r}); "
@@ -86,7 +98,8 @@ def test_ctrl_c_while_waiting_for_the_lock_leaves_without_taking_it(tmp_path: Pa
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with server.running(WORLD, server.SandboxConfig(time_scale=20)) as base:
-            build, lines = build_until("in use by another process; waiting", tmp_path, base)
+            waiting = "in use by another process; waiting"
+            build, lines = build_until(waiting, tmp_path, base, prefect_api)
             sent = time.perf_counter()
             os.killpg(build.pid, signal.SIGINT)
             output, _ = build.communicate(timeout=120)
