@@ -40,7 +40,7 @@ typecheck: ## mypy (strict) on inspire_build/ and flows/
 	$(PY) -m mypy inspire_build flows
 
 unit: ## pytest: unit, conformance, integration and reliability tests (TEST_WORKERS in parallel)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 test-reliability: ## pytest on tests/reliability/ only: faults, kills, concurrency, bad input, secrets, leakage
 	$(PY) -m pytest -q tests/reliability

@@ -23,6 +23,7 @@ import pydantic
 from inspire_build import warehouse
 from inspire_build.errors import LLMError
 from inspire_build.llm import LLM, APIError, failure
+from inspire_build.tables import llm_log
 
 Result = TypeVar("Result")
 FINAL = ("completed", "failed", "expired", "cancelled")
@@ -137,15 +138,7 @@ def _submit_and_wait(
 
 
 def _resumable(con: duckdb.DuckDBPyConnection, keys: list[str]) -> str | None:
-    rows = con.execute(
-        "SELECT batch_id, call_keys FROM llm_batches WHERE status NOT IN (?, ?, ?, ?) "
-        "ORDER BY submitted_at DESC",
-        list(FINAL),
-    ).fetchall()
-    for batch_id, call_keys in rows:
-        if json.loads(call_keys) == keys:
-            return str(batch_id)
-    return None
+    return llm_log.open_batch(con, keys, FINAL)
 
 
 def _save(
@@ -158,9 +151,7 @@ def _save(
     *,
     finished: bool,
 ) -> None:
-    existing = con.execute(
-        "SELECT submitted_at FROM llm_batches WHERE batch_id = ?", [batch_id]
-    ).fetchone()
+    existing = llm_log.submitted_at(con, batch_id)
     now = dt.datetime.now(dt.UTC)
     warehouse.upsert(
         con,
@@ -173,7 +164,7 @@ def _save(
                 "output_file_id": output_file_id,
                 "requests": len(keys),
                 "call_keys": keys,
-                "submitted_at": existing[0] if existing else now,
+                "submitted_at": existing or now,
                 "finished_at": now if finished else None,
             }
         ],

@@ -26,6 +26,8 @@ from inspire_build import boundary, warehouse
 from inspire_build.config import Settings
 from inspire_build.cutoff import cutoff_date
 from inspire_build.errors import InputError
+from inspire_build.tables import keys, versions
+from inspire_build.tables import lineage as lineage_table
 
 KEY_ID = "default"
 WINDOW_TOP = 10
@@ -33,11 +35,11 @@ WINDOW_TOP = 10
 
 def instance_key(con: duckdb.DuckDBPyConnection, settings: Settings) -> bytes:
     """This warehouse's instance key: the stored one, else the given one, else a new one."""
-    row = con.execute("SELECT secret_hex FROM instance_key WHERE key_id = ?", [KEY_ID]).fetchone()
+    found = keys.secret_hex(con, KEY_ID)
     given = settings.instance_key
     chosen = boundary.parse_key(given.get_secret_value()) if given is not None else None
-    if row is not None:
-        stored = bytes.fromhex(str(row[0]))
+    if found is not None:
+        stored = bytes.fromhex(found)
         if chosen is not None and chosen != stored:
             raise InputError(
                 "INSPIRE_INSTANCE_KEY differs from this warehouse's instance key; the versions "
@@ -55,10 +57,10 @@ def instance_key(con: duckdb.DuckDBPyConnection, settings: Settings) -> bytes:
 
 def stored_key(con: duckdb.DuckDBPyConnection) -> str:
     """The key as 64 hex digits, for ``inspire key export``; an error if none was made yet."""
-    row = con.execute("SELECT secret_hex FROM instance_key WHERE key_id = ?", [KEY_ID]).fetchone()
-    if row is None:
+    found = keys.secret_hex(con, KEY_ID)
+    if found is None:
         raise InputError("this warehouse has no instance key yet: its first build makes one")
-    return str(row[0])
+    return found
 
 
 def cutoff_offsets(con: duckdb.DuckDBPyConnection, settings: Settings) -> Callable[[str], int]:
@@ -152,10 +154,7 @@ def figure(value: float | None) -> str:
 
 def public_strings(con: duckdb.DuckDBPyConnection, version: str) -> list[str]:
     """Every string the version's public side shows or implies about how it was made."""
-    row = con.execute(
-        "SELECT split, label, config_hash, code_version FROM split_versions WHERE version_id = ?",
-        [version],
-    ).fetchone()
+    row = versions.labelled(con, version)
     if row is None:
         raise InputError(f"no split version {version!r}")
     split, label, config, code = (str(v) if v is not None else "" for v in row)
@@ -165,15 +164,10 @@ def public_strings(con: duckdb.DuckDBPyConnection, version: str) -> list[str]:
 
 def candidate_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Every paper and target ID the warehouse knows, in each spelling an attacker would try."""
-    found: set[str] = set()
-    for (paper_id,) in con.execute(
-        "SELECT paper_id FROM papers UNION SELECT paper_id FROM targets"
-    ).fetchall():
-        found.add(str(paper_id))
-    for scheme, value, paper_id in con.execute(
-        "SELECT scheme, value, paper_id FROM paper_ids"
-    ).fetchall():
-        found.update({str(value), f"{scheme}:{value}", str(paper_id)})
+    paper_ids, crosswalk = lineage_table.known_ids(con)
+    found = set(paper_ids)
+    for scheme, value, paper_id in crosswalk:
+        found.update({value, f"{scheme}:{value}", paper_id})
     return sorted(found)
 
 
@@ -184,12 +178,7 @@ def attack_version(
     extra_publics: Iterable[str] = (),
 ) -> BoundaryReport:
     """Play both attacks against ``version``, record the figures, and return the report."""
-    rows = con.execute(
-        "SELECT i.instance_id, i.brief, i.cutoff_date, i.target_id, p.first_public_date "
-        "FROM instances i LEFT JOIN papers p ON p.paper_id = i.target_id "
-        "WHERE i.version_id = ? ORDER BY i.instance_id",
-        [version],
-    ).fetchall()
+    rows = versions.cutoffs(con, version)
     jitter = _jitter_of(con, version, settings)
     publics = [*public_strings(con, version), *extra_publics]
     hashed = boundary.hash_attack([str(r[0]) for r in rows], candidate_ids(con), publics, version)
@@ -204,11 +193,8 @@ def attack_version(
 
 def _jitter_of(con: duckdb.DuckDBPyConnection, version: str, settings: Settings) -> int:
     """The jitter a version was built with, else (a version older than the setting) today's."""
-    row = con.execute(
-        "SELECT cutoff_jitter_days FROM split_versions WHERE version_id = ?",
-        [version],
-    ).fetchone()
-    return int(row[0]) if row and row[0] is not None else settings.cutoff_jitter_days
+    days = versions.jitter_days(con, version)
+    return days if days is not None else settings.cutoff_jitter_days
 
 
 def _window_attack(

@@ -12,7 +12,7 @@ import datetime as dt
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -43,6 +43,8 @@ from inspire_build.ids import parse_any_id
 from inspire_build.models import Paper, PaperIds, Reference, ReferenceStatus, Source
 from inspire_build.pipeline import check_sources
 from inspire_build.sources import CODECS, make_client
+from inspire_build.tables import lineage as lineage_table
+from inspire_build.tables import llm_log
 
 if TYPE_CHECKING:
     from inspire_build.env.server import ToolSessions
@@ -675,9 +677,7 @@ def stats_lineage(
     ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
 ) -> None:
     """Gold completeness per target: references seen, kept, and lost under each status."""
-    rows = _query_rows(
-        ctx, warehouse_path, "SELECT * EXCLUDE (updated_at) FROM gold_completeness ORDER BY 1"
-    )
+    rows = _read(ctx, warehouse_path, lineage_table.completeness)
     if _print_rows(rows, as_json, "gold completeness", ("target_id", "sources")):
         return
     if rows:
@@ -729,14 +729,7 @@ def stats_llm(
     ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
 ) -> None:
     """LLM calls, tokens and estimated cost per step (prompt) and model."""
-    rows = _query_rows(
-        ctx,
-        warehouse_path,
-        "SELECT prompt_name AS step, backend, model, count(*) AS calls, "
-        "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, "
-        "round(sum(cost_usd), 6) AS cost_usd, round(avg(latency_ms), 1) AS mean_latency_ms "
-        "FROM llm_calls GROUP BY ALL ORDER BY step, backend, model",
-    )
+    rows = _read(ctx, warehouse_path, llm_log.usage)
     title = "LLM calls (each is logged once; reruns are served from the log)"
     if _print_rows(rows, as_json, title, ("step", "backend", "model")):
         return
@@ -1334,13 +1327,15 @@ def env_mcp(
         create_mcp(sessions).run("stdio")
 
 
-def _query_rows(ctx: typer.Context, given: Path | None, query: str) -> list[dict[str, Any]]:
-    """Rows of a fixed read-only query, as dicts."""
+def _read(
+    ctx: typer.Context,
+    given: Path | None,
+    reader: Callable[[duckdb.DuckDBPyConnection], list[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """A table module's rows, read from the warehouse opened read-only."""
     con = warehouse.connect(_warehouse_path(ctx, given), read_only=True)
     try:
-        cursor = con.execute(query)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return reader(con)
     finally:
         con.close()
 

@@ -18,16 +18,16 @@ import os
 import shutil
 import statistics
 import tempfile
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
 import duckdb
 
-from inspire_build import boundary, boundary_store, card, sampling
+from inspire_build import boundary, boundary_store, card, sampling, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError, InspireError
 from inspire_build.splits import latest_version
+from inspire_build.tables import versions
 
 PUBLIC_FILES = ("instances.jsonl", "instances.parquet")
 CARD = "dataset_card.md"
@@ -94,61 +94,23 @@ def _atomic(path: Path, text: str | bytes) -> None:
     os.replace(tmp, path)
 
 
-def _copy(con: duckdb.DuckDBPyConnection, query: str, params: list[object], path: Path) -> None:
-    tmp = path.with_name(".tmp-" + path.name)
-    # COPY binds only its file name reliably, so the query's own parameters are bound first.
-    statement = "CREATE OR REPLACE TEMP TABLE export_rows AS " + query  # a fixed query
-    con.execute(statement, params)
-    con.execute("COPY export_rows TO ? (FORMAT parquet)", [str(tmp)])
-    con.execute("DROP TABLE export_rows")
-    os.replace(tmp, path)
-
-
 def _write_public(con: duckdb.DuckDBPyConnection, version: str, public: Path) -> None:
     public.mkdir()
-    rows = con.execute(
-        "SELECT instance_id, brief, cutoff_date FROM instances WHERE version_id = ? "
-        "ORDER BY instance_id",
-        [version],
-    ).fetchall()
+    rows = versions.public_instances(con, version)
     lines = [
         json.dumps({"instance_id": i, "brief": b, "cutoff": str(c)}, ensure_ascii=False)
         for i, b, c in rows
     ]
     _atomic(public / "instances.jsonl", "".join(line + "\n" for line in lines))
-    _copy(
-        con,
-        "SELECT instance_id, brief, cutoff_date AS cutoff FROM instances "
-        "WHERE version_id = ? ORDER BY instance_id",
-        [version],
-        public / "instances.parquet",
-    )
+    versions.write_public_parquet(con, version, public / "instances.parquet")
 
 
 def _write_private(con: duckdb.DuckDBPyConnection, version: str, private: Path) -> None:
     private.mkdir()
-    qrels = con.execute(
-        "SELECT instance_id, paper_id, tier FROM qrels WHERE version_id = ? "
-        "ORDER BY instance_id, paper_id",
-        [version],
-    ).fetchall()
+    qrels = versions.sorted_qrels(con, version)
     _atomic(private / "qrels.trec", "".join(f"{i} 0 {p} {t}\n" for i, p, t in qrels))
-    _copy(
-        con,
-        "SELECT q.instance_id, q.paper_id, q.tier, q.role, g.rationale FROM qrels q "
-        "JOIN instances i USING (version_id, instance_id) "
-        "LEFT JOIN grades g ON g.target_id = i.target_id AND g.paper_id = q.paper_id "
-        "WHERE q.version_id = ? ORDER BY 1, 2",
-        [version],
-        private / "antecedents.parquet",
-    )
-    _copy(
-        con,
-        "SELECT i.instance_id, i.target_id, p.title, i.cutoff_date, p.first_public_date "
-        "FROM instances i LEFT JOIN papers p ON p.paper_id = i.target_id "
-        "WHERE i.version_id = ? ORDER BY 1",
-        [version],
-        private / "targets.parquet",
+    versions.write_private_parquets(
+        con, version, private / "antecedents.parquet", private / "targets.parquet"
     )
 
 
@@ -159,21 +121,10 @@ def leak_needles(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
     """Every string, in normal form, whose appearance in a public file names a target or
     gives a T3 antecedent away."""
     needles: set[str] = set()
-    for target_id, title, spellings in con.execute(
-        "SELECT i.target_id, any_value(p.title), "
-        "list(x.value) || list(x.scheme || ':' || x.value) FROM instances i "
-        "LEFT JOIN papers p ON p.paper_id = i.target_id "
-        "LEFT JOIN paper_ids x ON x.paper_id = i.target_id "
-        "WHERE i.version_id = ? GROUP BY i.target_id",
-        [version],
-    ).fetchall():
+    for target_id, title, spellings in versions.target_spellings(con, version):
         needles.update(_id_needle(str(i)) for i in [target_id, *(spellings or [])] if i)
         needles.update(_title_needles(title, min_words=2, ngram=LEAK_NGRAM))
-    for (title,) in con.execute(
-        "SELECT p.title FROM qrels q JOIN papers p USING (paper_id) "
-        "WHERE q.version_id = ? AND q.tier = 3",
-        [version],
-    ).fetchall():
+    for title in versions.t3_titles(con, version):
         needles.update(_title_needles(title, min_words=3, ngram=None))
     return {n for n in needles if n}
 
@@ -203,7 +154,7 @@ def public_texts(con: duckdb.DuckDBPyConnection, public: Path, card: Path | None
                 texts += [str(v) for v in json.loads(line).values()] if line.strip() else []
             texts.append(path.read_text(encoding="utf-8"))
         elif path.suffix == ".parquet":
-            rows = con.execute("SELECT * FROM read_parquet(?)", [str(path)]).fetchall()
+            rows = warehouse.parquet_rows(con, path)
             texts += [str(v) for row in rows for v in row]
         else:
             texts.append(path.read_text(encoding="utf-8", errors="replace"))
@@ -235,39 +186,15 @@ def dataset_card(
 ) -> str:
     """The paper's Table 5 statistics for this build, the funnel to instances, and the
     information boundary with the figures of the attacks played against it."""
-    per_target = [
-        n
-        for (n,) in con.execute(
-            "SELECT n_antecedents FROM instances WHERE version_id = ?", [version]
-        ).fetchall()
-    ]
-    tiers = Counter(
-        dict(
-            con.execute(
-                "SELECT tier, count(*) FROM qrels WHERE version_id = ? GROUP BY 1", [version]
-            ).fetchall()
-        )
+    figures = versions.card_figures(con, split, version)
+    per_target, tiers, words, years = (
+        figures.per_target,
+        figures.tiers,
+        figures.brief_words,
+        figures.years,
     )
-    words = [
-        len(str(b).split())
-        for (b,) in con.execute(
-            "SELECT brief FROM instances WHERE version_id = ?", [version]
-        ).fetchall()
-    ]
-    years = con.execute(
-        "SELECT min(year(t.first_public_date)), max(year(t.first_public_date)) FROM instances i "
-        "JOIN targets t ON t.paper_id = i.target_id AND t.split = ? WHERE i.version_id = ?",
-        [split, version],
-    ).fetchone() or (None, None)
-    funnel = dict(
-        con.execute(
-            "SELECT status, count(*) FROM targets WHERE split = ? GROUP BY 1", [split]
-        ).fetchall()
-    )
-    row = con.execute(
-        "SELECT config_hash, code_version, models FROM split_versions WHERE version_id = ?",
-        [version],
-    ).fetchone() or ("", "", "{}")
+    funnel = figures.funnel
+    row = (figures.config_hash, figures.code_version, figures.models)
     median = statistics.median(per_target) if per_target else 0
     mean_words = statistics.fmean(words) if words else 0.0
     lines = [
@@ -301,22 +228,7 @@ def _months(
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Per month of first public date: the split's selected targets (all but those over its
     limit), and this version's instances."""
-    selected = [
-        day
-        for (day,) in con.execute(
-            "SELECT first_public_date FROM targets WHERE split = ? "
-            "AND reason NOT LIKE 'over the split''s limit%'",
-            [split],
-        ).fetchall()
-    ]
-    made = [
-        day
-        for (day,) in con.execute(
-            "SELECT t.first_public_date FROM instances i JOIN targets t "
-            "ON t.paper_id = i.target_id AND t.split = ? WHERE i.version_id = ?",
-            [split, version],
-        ).fetchall()
-    ]
+    selected, made = versions.months(con, split, version)
     return sampling.per_month(selected), sampling.per_month(made)
 
 

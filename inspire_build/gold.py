@@ -33,6 +33,8 @@ from inspire_build.models import (
     TargetOutcome,
     TargetStatus,
 )
+from inspire_build.tables import lineage as lineage_table
+from inspire_build.tables import versions
 
 LLM_FAILED = "the LLM failed: "  # a brief's reason when the model refused or answered invalidly
 
@@ -74,17 +76,8 @@ class Drafts:
 
 
 def load_inputs(con: duckdb.DuckDBPyConnection, target_id: str) -> Inputs:
-    row = con.execute(
-        "SELECT title, abstract FROM papers WHERE paper_id = ?", [target_id]
-    ).fetchone()
-    title, abstract = row if row else (None, None)
-    references = con.execute(
-        "SELECT r.paper_id, coalesce(p.title, r.title), p.abstract, r.contexts, r.intents, "
-        'r.is_influential FROM "references" r LEFT JOIN papers p USING (paper_id) '
-        "WHERE r.target_id = ? AND r.status = 'eligible' AND r.paper_id IS NOT NULL "
-        "ORDER BY r.ref_key",
-        [target_id],
-    ).fetchall()
+    title, abstract = lineage_table.title_and_abstract(con, target_id)
+    references = lineage_table.eligible_references(con, target_id)
     antecedents: dict[str, dict[str, Any]] = {}
     for paper_id, ref_title, ref_abstract, contexts, intents, influential in references:
         antecedents.setdefault(
@@ -98,7 +91,7 @@ def load_inputs(con: duckdb.DuckDBPyConnection, target_id: str) -> Inputs:
                 "influential": bool(influential),
             },
         )
-    return Inputs(target_id, title or "", abstract or "", list(antecedents.values()))
+    return Inputs(target_id, title, abstract, list(antecedents.values()))
 
 
 def redaction_terms(inputs: Inputs) -> list[str]:
@@ -362,11 +355,7 @@ def audit_version(
 ) -> AuditReport:
     """Run the four checks again on every instance of a version (cached calls cost nothing)."""
     warehouse.build_search_index(con)
-    rows = con.execute(
-        "SELECT instance_id, target_id, brief FROM instances WHERE version_id = ? "
-        "ORDER BY instance_id",
-        [version],
-    ).fetchall()
+    rows = versions.briefs(con, version)
     failures: dict[str, int] = {}
     failed: list[tuple[str, str]] = []
     partial = 0

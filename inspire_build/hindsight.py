@@ -52,6 +52,7 @@ from inspire_build.env.core import (
 from inspire_build.errors import InputError
 from inspire_build.evaluation.funnel import Trajectory, oracle_gain
 from inspire_build.evaluation.score import Scores, score
+from inspire_build.tables import versions
 
 DEPTH = 20  # the multi-query baseline's search depth
 SHORTLIST = 20
@@ -405,11 +406,7 @@ class Outcome:
 
 def version_info(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, object]:
     """The split version's ID, split and config hash, for the manifest."""
-    row = con.execute(
-        "SELECT version_id, split, config_hash, code_version FROM split_versions "
-        "WHERE version_id = ?",
-        [version],
-    ).fetchone()
+    row = versions.described(con, version)
     if row is None:
         raise InputError(f"no split version {version!r}")
     if row[1] == "eval":
@@ -427,14 +424,7 @@ def load_instances(con: duckdb.DuckDBPyConnection, version: str) -> list[Instanc
     from inspire_build.env import store
 
     graded: dict[str, list[Antecedent]] = {}
-    for iid, paper_id, tier, title, abstract in con.execute(
-        "SELECT q.instance_id, q.paper_id, q.tier, coalesce(c.title, p.title), "
-        "coalesce(c.abstract, p.abstract) FROM qrels q "
-        "LEFT JOIN corpus c ON c.paper_id = q.paper_id "
-        "LEFT JOIN papers p ON p.paper_id = q.paper_id "
-        "WHERE q.version_id = ? ORDER BY q.instance_id, q.paper_id",
-        [version],
-    ).fetchall():
+    for iid, paper_id, tier, title, abstract in versions.graded_with_text(con, version):
         graded.setdefault(str(iid), []).append(
             Antecedent(str(paper_id), int(tier), title, abstract)
         )

@@ -35,6 +35,7 @@ from inspire_build import warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError
 from inspire_build.redaction import REDACTED, Redactor
+from inspire_build.tables import raw
 
 log = logging.getLogger(__name__)
 
@@ -328,11 +329,7 @@ class ResponseStore:
 
     def _rows(self, source: str, resource: str) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self._con.execute(
-                "SELECT status, body, headers, url, fields, page_size, complete FROM raw_http "
-                "WHERE resource_key = ? ORDER BY fetched_at DESC, request_key",
-                [f"{source} {resource}"],
-            ).fetchall()
+            return raw.responses(self._con, f"{source} {resource}")
 
     def lookup(
         self, source: str, described: Described, paging: Paging | None = None

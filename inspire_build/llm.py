@@ -37,6 +37,7 @@ from inspire_build import warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError, LLMError
 from inspire_build.redaction import Redactor
+from inspire_build.tables import llm_log
 from inspire_build.templates import Prompt, load_prompts
 
 RULES_MODEL = "rules-v1"
@@ -321,10 +322,7 @@ class LLM:
 
     def _logged(self, key: str) -> str | None:
         with self._lock:
-            row = self._con.execute(
-                "SELECT output FROM llm_calls WHERE call_key = ?", [key]
-            ).fetchone()
-        return str(row[0]) if row else None
+            return llm_log.logged_output(self._con, key)
 
     def _log(self, record: CallRecord) -> None:
         row = {

@@ -43,6 +43,7 @@ from inspire_build.http import (
     store_row,
 )
 from inspire_build.redaction import Redactor
+from inspire_build.tables import raw
 
 CASSETTE_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -254,12 +255,9 @@ def export_parquet(con: duckdb.DuckDBPyConnection, out: Path) -> int:
     """Write ``raw_http`` to a Parquet file atomically. Returns the row count."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    con.execute(
-        "COPY (SELECT * FROM raw_http ORDER BY request_key) TO ? (FORMAT parquet)", [str(tmp)]
-    )
+    rows = raw.copy_to_parquet(con, tmp)
     os.replace(tmp, out)
-    row = con.execute("SELECT count(*) FROM raw_http").fetchone()
-    return int(row[0]) if row else 0
+    return rows
 
 
 @dataclasses.dataclass(frozen=True)
@@ -273,10 +271,4 @@ class StoreStats:
 
 
 def stats(con: duckdb.DuckDBPyConnection) -> list[StoreStats]:
-    rows = con.execute(
-        "SELECT source, regexp_replace(origin, ':.*', ''), count(*), "
-        "count(*) FILTER (WHERE status >= 400), count(*) FILTER (WHERE complete), "
-        "coalesce(sum(octet_length(body)), 0) "
-        "FROM raw_http GROUP BY ALL ORDER BY 1, 2"
-    ).fetchall()
-    return [StoreStats(str(a), str(b), int(c), int(d), int(e), int(f)) for a, b, c, d, e, f in rows]
+    return [StoreStats(*row) for row in raw.counts(con)]

@@ -25,6 +25,9 @@ import duckdb
 from inspire_build import __version__, boundary, boundary_store, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
+from inspire_build.tables import gold as gold_table
+from inspire_build.tables import lineage as lineage_table
+from inspire_build.tables import versions
 from inspire_build.templates import load_prompts
 
 
@@ -86,23 +89,14 @@ def _accepted(
 ) -> list[_Accepted]:
     """The split's accepted targets (only those in ``targets`` when given), each with its
     accepted brief and its antecedents; tier-0 references stay in ``grades`` alone."""
-    rows = con.execute(
-        "SELECT t.paper_id, t.cutoff_date, b.brief_id, b.text FROM targets t "
-        "JOIN briefs b ON b.target_id = t.paper_id AND b.status = 'accepted' "
-        "WHERE t.split = ? AND t.status = 'accepted' ORDER BY t.paper_id",
-        [split],
-    ).fetchall()
+    rows = gold_table.accepted_briefs(con, split)
     wanted = None if targets is None else set(targets)
     found = []
     for target_id, cutoff, brief_id, text in rows:
         if wanted is not None and target_id not in wanted:
             continue
-        grades = con.execute(
-            "SELECT paper_id, tier, role FROM grades WHERE target_id = ? AND tier > 0 "
-            "ORDER BY paper_id",
-            [target_id],
-        ).fetchall()
-        found.append(_Accepted(target_id, cutoff, brief_id, text, [tuple(g) for g in grades]))
+        grades = gold_table.antecedents(con, target_id)
+        found.append(_Accepted(target_id, cutoff, brief_id, text, grades))
     return found
 
 
@@ -141,15 +135,6 @@ def _rows(
     return instances, qrels
 
 
-def _copied(
-    con: duckdb.DuckDBPyConnection, sql: str, key: object, fixed: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """The rows ``sql`` selects for ``key``, by column name, each with the ``fixed`` columns."""
-    cursor = con.execute(sql, [key])
-    names = [column[0] for column in cursor.description or []]
-    return [{**fixed, **dict(zip(names, row, strict=True))} for row in cursor.fetchall()]
-
-
 def _records(
     con: duckdb.DuckDBPyConnection, version: str, instances: Sequence[Mapping[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -158,18 +143,10 @@ def _records(
     brief never changes what this version says."""
     grades, findings = [], []
     for instance in instances:
-        grades += _copied(
-            con,
-            "SELECT paper_id, tier, role, rationale FROM grades WHERE target_id = ?",
-            instance["target_id"],
-            {"version_id": version, "target_id": instance["target_id"]},
-        )
-        findings += _copied(
-            con,
-            'SELECT "check", passed, "level", detail FROM audit_findings WHERE brief_id = ?',
-            instance["brief_id"],
-            {"version_id": version, "instance_id": instance["instance_id"]},
-        )
+        target = {"version_id": version, "target_id": instance["target_id"]}
+        grades += [{**target, **g} for g in gold_table.grades(con, instance["target_id"])]
+        brief = {"version_id": version, "instance_id": instance["instance_id"]}
+        findings += [{**brief, **f} for f in gold_table.findings(con, instance["brief_id"])]
     return grades, findings
 
 
@@ -191,11 +168,7 @@ def write_version(
     accepted = _accepted(con, split, targets)
     version = version_id(split, config, accepted)
     now = dt.datetime.now(dt.UTC)
-    statuses = dict(
-        con.execute(
-            "SELECT status, count(*) FROM targets WHERE split = ? GROUP BY 1", [split]
-        ).fetchall()
-    )
+    statuses = lineage_table.target_statuses(con, split)
     instances, qrels = _rows(boundary_store.instance_key(con, settings), version, accepted)
     counts = {
         "instances": len(instances),
@@ -222,9 +195,7 @@ def write_version(
         "written_at": now,
     }
     with warehouse.transaction(con):
-        existing = con.execute(
-            "SELECT created_at, label, counts FROM split_versions WHERE version_id = ?", [version]
-        ).fetchone()
+        existing = versions.written(con, version)
         if existing:
             notes = _rewritten(con, version, label, existing[1], now)
             return {
@@ -259,36 +230,26 @@ def _rewritten(
 def version_qrels(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, dict[str, int]]:
     """instance_id -> paper_id -> tier: a split version's graded antecedents."""
     found: dict[str, dict[str, int]] = {}
-    for iid, paper_id, tier in con.execute(
-        "SELECT instance_id, paper_id, tier FROM qrels WHERE version_id = ?", [version]
-    ).fetchall():
-        found.setdefault(str(iid), {})[str(paper_id)] = int(tier)
+    for iid, paper_id, tier in versions.qrels(con, version):
+        found.setdefault(iid, {})[paper_id] = tier
     return found
 
 
 def latest_version(con: duckdb.DuckDBPyConnection, split: str) -> str:
-    row = con.execute(
-        "SELECT version_id FROM latest_split_versions WHERE split = ?", [split]
-    ).fetchone()
-    if not row:
+    found = versions.latest(con).get(split)
+    if found is None:
         raise InputError(f"split {split!r} has no version yet; build it first")
-    return str(row[0])
+    return found
 
 
 def latest_versions(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """split -> its latest version, for every split that has one."""
-    rows = con.execute("SELECT split, version_id FROM latest_split_versions").fetchall()
-    return {str(split): str(version) for split, version in rows}
+    return versions.latest(con)
 
 
 def check_version(con: duckdb.DuckDBPyConnection, version: str) -> None:
     """Refuse a version ID the warehouse does not hold, naming the ones it does (newest first)."""
-    known = [
-        str(v)
-        for (v,) in con.execute(
-            "SELECT version_id FROM split_versions ORDER BY created_at DESC, version_id"
-        ).fetchall()
-    ]
+    known = versions.known(con)
     if version in known:
         return
     shown = ", ".join(known[:KNOWN_SHOWN]) + (", ..." if len(known) > KNOWN_SHOWN else "")

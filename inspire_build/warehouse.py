@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import re
 import time
 import weakref
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -417,6 +419,32 @@ def update_where(
     with transaction(con):
         row = con.execute(query, params).fetchone()
     return int(row[0]) if row else 0
+
+
+def copy_to_parquet(
+    con: duckdb.DuckDBPyConnection, query: str, params: Sequence[object], path: Path
+) -> None:
+    """Write a table module's query to ``path`` as Parquet (through ``.tmp-``, then renamed)."""
+    tmp = path.with_name(".tmp-" + path.name)
+    # COPY binds only its file name reliably, so the query's own parameters are bound first.
+    con.execute("CREATE OR REPLACE TEMP TABLE export_rows AS " + query, list(params))
+    con.execute("COPY export_rows TO ? (FORMAT parquet)", [str(tmp)])
+    con.execute("DROP TABLE export_rows")
+    os.replace(tmp, path)
+
+
+def parquet_rows(con: duckdb.DuckDBPyConnection, path: Path) -> list[tuple[Any, ...]]:
+    """Every row of a Parquet file, as a reader gets it back."""
+    return con.execute("SELECT * FROM read_parquet(?)", [str(path)]).fetchall()
+
+
+def dicts(
+    con: duckdb.DuckDBPyConnection, query: str, params: Sequence[object] = ()
+) -> list[dict[str, Any]]:
+    """The rows of a table module's query, as dicts by column name."""
+    cursor = con.execute(query, list(params))
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def crosswalk(con: duckdb.DuckDBPyConnection) -> dict[PaperId, str]:

@@ -20,12 +20,9 @@ from inspire_build.http import BadRequest, HttpClient, NotFound
 from inspire_build.ids import Scheme, parse_any_id
 from inspire_build.models import Paper
 from inspire_build.sources import openalex
+from inspire_build.tables import env as env_table
 
 BACKENDS = ("local", "openalex")
-
-
-# One work by paper_id: an index lookup (corpus's primary key).
-_READ = "SELECT paper_id, public_by, title, abstract, year, authors FROM corpus WHERE paper_id = ?"
 
 
 class LocalBackend:
@@ -58,12 +55,10 @@ class LocalBackend:
             scheme, value = typed.scheme.value, typed.value
         except InvalidIdError:
             scheme, value = "", paper_id  # the lookups run and find nothing
-        matches = self.con.execute(
-            "SELECT scheme, paper_id FROM corpus_ids WHERE value = ?", [value]
-        ).fetchall()
-        alias = min((str(p) for s, p in matches if s == scheme), default=paper_id)
-        direct = self.con.execute(_READ, [paper_id]).fetchone()
-        via = self.con.execute(_READ, [alias]).fetchone()
+        matches = env_table.ids_with_value(self.con, value)
+        alias = min((p for s, p in matches if s == scheme), default=paper_id)
+        direct = env_table.work(self.con, paper_id)
+        via = env_table.work(self.con, alias)
         row = direct if direct is not None else via
         if row is None:
             return None

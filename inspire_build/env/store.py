@@ -22,15 +22,14 @@ from inspire_build.errors import InputError
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.lineage import canonical_id
 from inspire_build.models import DatePrecision, Source
+from inspire_build.tables import env as env_table
+from inspire_build.tables import lineage as lineage_table
+from inspire_build.tables import versions
 
 
 def load_tasks(con: duckdb.DuckDBPyConnection, version: str) -> list[Task]:
     """The instances of a split version, each with its target's IDs to withhold."""
-    rows = con.execute(
-        "SELECT instance_id, brief, cutoff_date, target_id FROM instances WHERE version_id = ? "
-        "ORDER BY instance_id",
-        [version],
-    ).fetchall()
+    rows = versions.tasks(con, version)
     if not rows:
         raise InputError(f"version {version} has no instances")
     return [Task(str(i), str(b), c, withheld_ids(con, str(t))) for i, b, c, t in rows]
@@ -44,23 +43,8 @@ def withheld_ids(con: duckdb.DuckDBPyConnection, target_id: str) -> frozenset[st
     """
     papers, aliases = {target_id}, set[str]()
     while True:
-        found = {
-            f"{scheme}:{value}"
-            for scheme, value in con.execute(
-                "SELECT scheme, value FROM paper_ids WHERE list_contains(?, paper_id) UNION "
-                "SELECT scheme, value FROM corpus_ids WHERE list_contains(?, paper_id)",
-                [sorted(papers), sorted(papers)],
-            ).fetchall()
-        }
-        more = {
-            str(p)
-            for (p,) in con.execute(
-                "SELECT paper_id FROM paper_ids WHERE list_contains(?, scheme || ':' || value) "
-                "UNION SELECT paper_id FROM corpus_ids "
-                "WHERE list_contains(?, scheme || ':' || value)",
-                [sorted(found), sorted(found)],
-            ).fetchall()
-        }
+        found = env_table.aliases(con, sorted(papers))
+        more = env_table.papers_named(con, sorted(found))
         if found <= aliases and more <= papers:
             return frozenset(papers | aliases)
         aliases |= found
@@ -80,10 +64,7 @@ def _source_date(
 def known_dates(con: duckdb.DuckDBPyConnection) -> dict[str, cutoff.SourceDate]:
     """The warehouse's first public date of every paper that has one."""
     found = {}
-    for paper_id, day, source, precision in con.execute(
-        "SELECT paper_id, first_public_date, first_public_source, date_precision FROM papers "
-        "WHERE first_public_date IS NOT NULL"
-    ).fetchall():
+    for paper_id, day, source, precision in lineage_table.dated_papers(con):
         date = _source_date(day, source, precision)
         if date is not None:
             found[str(paper_id)] = date
@@ -115,8 +96,7 @@ def write_corpus(
 
 
 def corpus_size(con: duckdb.DuckDBPyConnection) -> int:
-    row = con.execute("SELECT count(*) FROM corpus").fetchone()
-    return int(row[0]) if row else 0
+    return env_table.corpus_size(con)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,15 +121,10 @@ class Catalog:
 
 def catalog(con: duckdb.DuckDBPyConnection) -> Catalog:
     ids = warehouse.crosswalk(con)
-    for scheme, value, paper_id in con.execute(
-        "SELECT scheme, value, paper_id FROM corpus_ids"
-    ).fetchall():
-        ids.setdefault(PaperId(Scheme(scheme), value), str(paper_id))
+    for scheme, value, paper_id in env_table.corpus_ids(con):
+        ids.setdefault(PaperId(Scheme(scheme), value), paper_id)
     dates = known_dates(con)
-    for paper_id, day, source, precision in con.execute(
-        "SELECT paper_id, first_public_date, first_public_source, date_precision FROM corpus "
-        "WHERE first_public_date IS NOT NULL"
-    ).fetchall():
+    for paper_id, day, source, precision in env_table.dated_works(con):
         date = _source_date(day, source, precision)
         if date is not None and str(paper_id) not in dates:
             dates[str(paper_id)] = date
@@ -239,12 +214,6 @@ class ServerSession:
     ranking: tuple[str, ...] | None = None
 
 
-_SERVER_SESSION = (
-    "SELECT session_id, run_name, version_id, instance_id, agent, backend, budget, status, "
-    "token_sha256, scores_revealed, started_at, ranking FROM env_sessions "
-)
-
-
 def _server_session(row: tuple[Any, ...] | None) -> ServerSession | None:
     if row is None:
         return None
@@ -270,33 +239,21 @@ def run_session(
     con: duckdb.DuckDBPyConnection, run_name: str, instance_id: str
 ) -> ServerSession | None:
     """The tool server's session of this run on this instance, if it has one."""
-    row = con.execute(
-        _SERVER_SESSION + "WHERE run_name = ? AND instance_id = ? ORDER BY started_at LIMIT 1",
-        [run_name, instance_id],
-    ).fetchone()
-    return _server_session(row)
+    return _server_session(env_table.run_session(con, run_name, instance_id))
 
 
 def token_session(
     con: duckdb.DuckDBPyConnection, run_name: str, token_sha256: str
 ) -> ServerSession | None:
     """The session of this run whose token hashes to ``token_sha256``, if any."""
-    row = con.execute(
-        _SERVER_SESSION + "WHERE run_name = ? AND token_sha256 = ? LIMIT 1",
-        [run_name, token_sha256],
-    ).fetchone()
-    return _server_session(row)
+    return _server_session(env_table.token_session(con, run_name, token_sha256))
 
 
 def session_steps(con: duckdb.DuckDBPyConnection, session_id: str) -> list[Step]:
     """The steps a session has taken, in order (each counts against its budget)."""
     return [
         Step(str(tool), str(query), tuple(str(i) for i in exposed), float(latency), k)
-        for tool, query, exposed, latency, k in con.execute(
-            "SELECT tool, query, exposed, latency_ms, k FROM env_steps WHERE session_id = ? "
-            "ORDER BY step",
-            [session_id],
-        ).fetchall()
+        for tool, query, exposed, latency, k in env_table.steps(con, session_id)
     ]
 
 

@@ -4,6 +4,7 @@ violation of each rule is caught, and the tree itself breaks none."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -106,6 +107,37 @@ def violations(sources: Mapping[str, str]) -> list[str]:
     return found
 
 
+# SQL text: a string that starts a statement, or selects from something.
+SQL = re.compile(
+    r"^\s*(SELECT|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM|CREATE\s|DROP\s|ALTER\s|"
+    r"COPY\s|WITH\s+\w+\s+AS)\b|\bSELECT\b.*\bFROM\b"
+)
+SQL_HOMES = ("inspire_build.warehouse", "inspire_build.tables.*")
+
+
+def sql_outside_its_homes(sources: Mapping[str, str]) -> list[str]:
+    """Every string holding SQL text in a module outside the warehouse layer, one line each
+    (an f-string's literal parts included; docstrings aside)."""
+    found = []
+    for name, text in sorted(sources.items()):
+        if _owned_by(name, SQL_HOMES):
+            continue
+        tree = ast.parse(text)
+        docs = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            text_of = node.value if isinstance(node, ast.Constant) else None
+            if isinstance(text_of, str) and id(node) not in docs and SQL.search(text_of):
+                found.append(f"{name}:{node.lineno} holds SQL: {text_of[:50]!r}")
+    return found
+
+
 def _stdlib() -> set[str]:
     import sys
 
@@ -114,6 +146,27 @@ def _stdlib() -> set[str]:
 
 def test_the_tree_breaks_no_rule() -> None:
     assert violations(module_sources(ROOT)) == []
+
+
+def test_no_sql_outside_the_warehouse_layer() -> None:
+    assert sql_outside_its_homes(module_sources(ROOT)) == []
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        'ROWS = "SELECT paper_id FROM papers"',
+        'con.execute("UPDATE targets SET status = ?", ["x"])',
+        'q = f"SELECT {x} FROM qrels WHERE version_id = ?"',
+        'Q = ("DELETE FROM grades "\n     "WHERE target_id = ?")',
+    ],
+)
+def test_planted_sql_is_caught(planted: str) -> None:
+    sources = module_sources(ROOT)
+    sources["inspire_build.exports"] += "\n" + planted + "\n"
+    assert any(line.startswith("inspire_build.exports:") for line in sql_outside_its_homes(sources))
+    sources["inspire_build.tables.versions"] += "\n" + planted + "\n"  # its home: allowed
+    assert not any("tables.versions" in line for line in sql_outside_its_homes(sources))
 
 
 @pytest.mark.parametrize(

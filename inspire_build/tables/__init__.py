@@ -1,0 +1,14 @@
+"""The warehouse's table modules: each family of tables is queried here and nowhere else (with
+``warehouse``, which owns the connection, migrations, transactions and the generic writes).
+
+- ``lineage``: papers, paper_ids, references, targets, gold_completeness;
+- ``gold``: briefs, audit_findings, grades;
+- ``versions``: split_versions, instances, qrels, version_grades, version_findings and the
+  latest-version views;
+- ``llm_log``: llm_calls, llm_batches;
+- ``raw``: raw_http;
+- ``env``: corpus, corpus_ids, env_sessions, env_steps;
+- ``keys``: instance_key.
+
+A test (tests/unit/test_architecture.py) keeps SQL text out of every other module.
+"""

@@ -1,0 +1,60 @@
+"""The lineage step's tables: ``papers``, ``paper_ids`` (the crosswalk), ``references``,
+``targets`` and ``gold_completeness``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from inspire_build import warehouse
+
+
+def completeness(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Gold completeness per target, by target ID."""
+    return warehouse.dicts(con, "SELECT * EXCLUDE (updated_at) FROM gold_completeness ORDER BY 1")
+
+
+def title_and_abstract(con: duckdb.DuckDBPyConnection, paper_id: str) -> tuple[str, str]:
+    """A paper's title and abstract ("" for what is unknown)."""
+    row = con.execute(
+        "SELECT title, abstract FROM papers WHERE paper_id = ?", [paper_id]
+    ).fetchone()
+    title, abstract = row if row else (None, None)
+    return title or "", abstract or ""
+
+
+def eligible_references(con: duckdb.DuckDBPyConnection, target_id: str) -> list[tuple[Any, ...]]:
+    """A target's resolved eligible references in list order: paper ID, title, abstract,
+    citation contexts, intents and the influence flag."""
+    return con.execute(
+        "SELECT r.paper_id, coalesce(p.title, r.title), p.abstract, r.contexts, r.intents, "
+        'r.is_influential FROM "references" r LEFT JOIN papers p USING (paper_id) '
+        "WHERE r.target_id = ? AND r.status = 'eligible' AND r.paper_id IS NOT NULL "
+        "ORDER BY r.ref_key",
+        [target_id],
+    ).fetchall()
+
+
+def known_ids(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Every paper and target ID, and every (scheme, value, paper_id) of the crosswalk."""
+    papers = con.execute("SELECT paper_id FROM papers UNION SELECT paper_id FROM targets")
+    ids = [str(paper_id) for (paper_id,) in papers.fetchall()]
+    crosswalk = con.execute("SELECT scheme, value, paper_id FROM paper_ids").fetchall()
+    return ids, [(str(s), str(v), str(p)) for s, v, p in crosswalk]
+
+
+def dated_papers(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
+    """(paper_id, first public date, its source, its precision) of every dated paper."""
+    return con.execute(
+        "SELECT paper_id, first_public_date, first_public_source, date_precision FROM papers "
+        "WHERE first_public_date IS NOT NULL"
+    ).fetchall()
+
+
+def target_statuses(con: duckdb.DuckDBPyConnection, split: str) -> dict[str, int]:
+    """status -> how many of the split's targets have it."""
+    rows = con.execute(
+        "SELECT status, count(*) FROM targets WHERE split = ? GROUP BY 1", [split]
+    ).fetchall()
+    return {str(status): int(count) for status, count in rows}
