@@ -454,6 +454,14 @@ def sandbox_world(
     out.print(f"{len(generated.records):,} records, {references:,} references (seed {seed})")
 
 
+Rate = float | None  # a --llm-* rate, unset: the sandbox's default
+
+
+def _rate(help_text: str) -> Any:
+    """A --llm-* option: a rate from 0 to 1 (unset: sandbox/llm_truth.py's default)."""
+    return typer.Option(help=help_text, min=0, max=1)
+
+
 @sandbox_app.command("serve")
 def sandbox_serve(
     world_dir: Annotated[Path, typer.Option("--world", help="A folder from `sandbox world`.")],
@@ -476,43 +484,24 @@ def sandbox_serve(
         int | None,
         typer.Option(help="Prompt + max_tokens tokens per real minute before 429s.", min=1),
     ] = None,
-    llm_leak_name: Annotated[
-        float | None, typer.Option(help="Rate of briefs that name the method.", min=0, max=1)
-    ] = None,
+    llm_leak_name: Annotated[Rate, _rate("Rate of briefs that name the method.")] = None,
     llm_leak_acronym: Annotated[
-        float | None,
-        typer.Option(help="Rate of briefs that use the method's acronym.", min=0, max=1),
+        Rate, _rate("Rate of briefs that use the method's acronym.")
     ] = None,
-    llm_leak_title: Annotated[
-        float | None, typer.Option(help="Rate of briefs that copy a title 4-gram.", min=0, max=1)
-    ] = None,
+    llm_leak_title: Annotated[Rate, _rate("Rate of briefs that copy a title 4-gram.")] = None,
     llm_leak_mechanism: Annotated[
-        float | None,
-        typer.Option(help="Rate of briefs that give the mechanism words.", min=0, max=1),
+        Rate, _rate("Rate of briefs that give the mechanism words.")
     ] = None,
     llm_leak_numbers: Annotated[
-        float | None,
-        typer.Option(help="Rate of briefs that state the result numbers.", min=0, max=1),
+        Rate, _rate("Rate of briefs that state the result numbers.")
     ] = None,
-    llm_bad_length: Annotated[
-        float | None, typer.Option(help="Rate of briefs under 120 or over 250 words.", min=0, max=1)
-    ] = None,
-    llm_refusal: Annotated[
-        float | None, typer.Option(help="Rate of answers refused.", min=0, max=1)
-    ] = None,
-    llm_invalid_json: Annotated[
-        float | None, typer.Option(help="Rate of answers that are not valid JSON.", min=0, max=1)
-    ] = None,
-    llm_drop_grade: Annotated[
-        float | None,
-        typer.Option(help="Rate of grade sheets missing one antecedent.", min=0, max=1),
-    ] = None,
-    llm_grade_shift: Annotated[
-        float | None,
-        typer.Option(help="Rate of grades one tier off (per antecedent).", min=0, max=1),
-    ] = None,
+    llm_bad_length: Annotated[Rate, _rate("Rate of briefs under 120 or over 250 words.")] = None,
+    llm_refusal: Annotated[Rate, _rate("Rate of answers refused.")] = None,
+    llm_invalid_json: Annotated[Rate, _rate("Rate of answers that are not valid JSON.")] = None,
+    llm_drop_grade: Annotated[Rate, _rate("Rate of grade sheets missing one antecedent.")] = None,
+    llm_grade_shift: Annotated[Rate, _rate("Rate of grades one tier off (per antecedent).")] = None,
     llm_grade_overinclude: Annotated[
-        float | None, typer.Option(help="Rate of tier-0 references graded 1 or 2.", min=0, max=1)
+        Rate, _rate("Rate of tier-0 references graded 1 or 2.")
     ] = None,
 ) -> None:
     """Serve a world on 127.0.0.1 until interrupted; prints the variables to export.

@@ -25,78 +25,89 @@ def write(
     """
     now = dt.datetime.now(dt.UTC)
     works = {id(w): w for r in results for w in [r.work, *(x.work for x in r.references if x.work)]}
-    paper_rows, id_rows = [], []
-    for work in works.values():
-        paper_rows.append(_paper_row(work, now))
-        for paper_id in sorted(work.ids, key=str):
-            source = next(
-                (r.source.value for r in work.records if paper_id in r.ids.typed()), "reference"
-            )
-            id_rows.append(
-                {
-                    "scheme": paper_id.scheme.value,
-                    "value": paper_id.value,
-                    "paper_id": work.paper_id,
-                    "source": source,
-                }
-            )
+    paper_rows = [_paper_row(work, now) for work in works.values()]
+    id_rows = [row for work in works.values() for row in _id_rows(work)]
     with warehouse.transaction(con):
         warehouse.upsert(con, "papers", paper_rows, ["paper_id"])
         warehouse.upsert(con, "paper_ids", id_rows, ["scheme", "value"])
         for result in results:
-            target_id = result.work.paper_id
-            warehouse.replace_where(
-                con,
-                "references",
-                {"target_id": target_id},
-                [_reference_row(target_id, i, r) for i, r in enumerate(result.references)],
-                ["target_id", "ref_key"],
-            )
-            counts = result.counts()
-            warehouse.upsert(
-                con,
-                "gold_completeness",
-                [
-                    {
-                        "target_id": target_id,
-                        "references_seen": len(result.references),
-                        "resolved": sum(1 for r in result.references if r.entry.ids),
-                        "dated": sum(1 for r in result.references if r.entry.ids and r.date),
-                        **{s.value: counts.get(s.value, 0) for s in ReferenceStatus},
-                        "sources": [s.value for s in sources],
-                        "updated_at": now,
-                    }
-                ],
-                ["target_id"],
-            )
-            if result.requested != target_id:  # the selection's row now lives under the work's ID
-                warehouse.replace_where(
-                    con,
-                    "targets",
-                    {"split": split, "paper_id": result.requested},
-                    [],
-                    ["split", "paper_id"],
-                )
-            title = next((p.title for p in result.work.records if p.title), None)
-            warehouse.upsert(
-                con,
-                "targets",
-                [
-                    {
-                        "split": split,
-                        "paper_id": target_id,
-                        "title": title,
-                        "first_public_date": result.target_date,
-                        "cutoff_date": result.cutoff,
-                        "status": result.status.value,
-                        "reason": result.reason,
-                        "outcome": result.outcome.value,
-                        "source_problems": result.source_problems,
-                        "updated_at": now,
-                    }
-                ],
-                ["split", "paper_id"],
-            )
+            _write_target(con, result, split, sources, now)
+
+
+def _id_rows(work: Work) -> list[dict[str, object]]:
+    """Each of a work's IDs in the crosswalk, with the source that gave it."""
+    rows: list[dict[str, object]] = []
+    for paper_id in sorted(work.ids, key=str):
+        source = next(
+            (r.source.value for r in work.records if paper_id in r.ids.typed()), "reference"
+        )
+        rows.append(
+            {
+                "scheme": paper_id.scheme.value,
+                "value": paper_id.value,
+                "paper_id": work.paper_id,
+                "source": source,
+            }
+        )
+    return rows
+
+
+def _write_target(
+    con: duckdb.DuckDBPyConnection,
+    result: TargetLineage,
+    split: str,
+    sources: Sequence[Source],
+    now: dt.datetime,
+) -> None:
+    """A target's references (replacing its own), gold completeness and ``targets`` row."""
+    target_id = result.work.paper_id
+    warehouse.replace_where(
+        con,
+        "references",
+        {"target_id": target_id},
+        [_reference_row(target_id, i, r) for i, r in enumerate(result.references)],
+        ["target_id", "ref_key"],
+    )
+    warehouse.upsert(
+        con, "gold_completeness", [_completeness_row(result, sources, now)], ["target_id"]
+    )
+    if result.requested != target_id:  # the selection's row now lives under the work's ID
+        warehouse.replace_where(
+            con,
+            "targets",
+            {"split": split, "paper_id": result.requested},
+            [],
+            ["split", "paper_id"],
+        )
+    title = next((p.title for p in result.work.records if p.title), None)
+    row = {
+        "split": split,
+        "paper_id": target_id,
+        "title": title,
+        "first_public_date": result.target_date,
+        "cutoff_date": result.cutoff,
+        "status": result.status.value,
+        "reason": result.reason,
+        "outcome": result.outcome.value,
+        "source_problems": result.source_problems,
+        "updated_at": now,
+    }
+    warehouse.upsert(con, "targets", [row], ["split", "paper_id"])
+
+
+def _completeness_row(
+    result: TargetLineage, sources: Sequence[Source], now: dt.datetime
+) -> dict[str, object]:
+    counts = result.counts()
+    return {
+        "target_id": result.work.paper_id,
+        "references_seen": len(result.references),
+        "resolved": sum(1 for r in result.references if r.entry.ids),
+        "dated": sum(1 for r in result.references if r.entry.ids and r.date),
+        **{s.value: counts.get(s.value, 0) for s in ReferenceStatus},
+        "sources": [s.value for s in sources],
+        "updated_at": now,
+    }
 
 
 def _paper_row(work: Work, now: dt.datetime) -> dict[str, object]:

@@ -190,21 +190,7 @@ def openalex_work(record: Record, referenced: Sequence[str], cited_by_count: int
             "oa_url": locations[-1]["pdf_url"],
             "any_repository_has_fulltext": bool(record.arxiv),
         },
-        "authorships": [
-            {
-                "author_position": "first"
-                if i == 0
-                else ("last" if i == len(record.authors) - 1 else "middle"),
-                "author": {"id": OPENALEX + _author_id(name), "display_name": name, "orcid": None},
-                "institutions": [],
-                "countries": [],
-                "is_corresponding": i == 0,
-                "raw_author_name": name,
-                "raw_affiliation_strings": [],
-                "affiliations": [],
-            }
-            for i, name in enumerate(record.authors)
-        ],
+        "authorships": [_authorship(record, i, name) for i, name in enumerate(record.authors)],
         "institutions": [],
         "countries_distinct_count": 0,
         "institutions_distinct_count": 0,
@@ -246,6 +232,22 @@ def openalex_work(record: Record, referenced: Sequence[str], cited_by_count: int
         "counts_by_year": [],
         "updated_date": CREATED + ".000000",
         "created_date": CREATED,
+    }
+
+
+def _authorship(record: Record, i: int, name: str) -> dict[str, Any]:
+    """The ``i``-th author of a work, as OpenAlex lists its authorships."""
+    return {
+        "author_position": "first"
+        if i == 0
+        else ("last" if i == len(record.authors) - 1 else "middle"),
+        "author": {"id": OPENALEX + _author_id(name), "display_name": name, "orcid": None},
+        "institutions": [],
+        "countries": [],
+        "is_corresponding": i == 0,
+        "raw_author_name": name,
+        "raw_affiliation_strings": [],
+        "affiliations": [],
     }
 
 

@@ -412,6 +412,13 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
     def arxiv_query(request: Request) -> Response:
         return _arxiv(sandbox, dict(request.query_params))
 
+    _control_routes(app, sandbox, truth, config)
+    return app
+
+
+def _control_routes(app: FastAPI, sandbox: Sandbox, truth: Truth, config: SandboxConfig) -> None:
+    """The sandbox's own routes, under /_sandbox: its counts, the LLM's planted truth, a reset."""
+
     @app.get("/_sandbox/stats")
     def stats() -> Response:
         return _json({"marker": MARKER, "counts": dict(sorted(sandbox.stats.items()))})
@@ -431,8 +438,6 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
             sandbox.daily_left = config.openalex_daily_list_calls
         truth.clear()
         return _json({"marker": MARKER, "reset": True})
-
-    return app
 
 
 # --- OpenAlex -----------------------------------------------------------------------------------
@@ -585,31 +590,11 @@ def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
     fields, problem = _openalex_select(query.get("select"))
     if problem:
         return _json(problem, 400)
-    clauses: list[tuple[str, list[str]]] = []
-    for clause in filter(None, (query.get("filter") or "").split(",")):
-        key, _, value = clause.partition(":")
-        key = key.strip().lower().replace("-", "_")
-        if key not in OPENALEX_FILTERS:
-            return _openalex_invalid(
-                f"{key} is not a valid field. Valid fields are "
-                f"underscore or hyphenated versions of: {', '.join(OPENALEX_FILTERS)}"
-            )
-        wrong = _filter_value_problem(key, value.split("|"))
-        if wrong:
-            return _openalex_invalid(wrong)
-        clauses.append((key, value.split("|")))
+    clauses = _openalex_filter(query.get("filter") or "")
+    if isinstance(clauses, Response):
+        return clauses
     if not sandbox.spend_daily():
-        # The real budget resets at midnight UTC; the sandbox's day is scaled like its limits.
-        now = dt.datetime.now(dt.UTC)
-        midnight = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
-        wait = max(1, int((midnight - now).total_seconds() / sandbox.config.time_scale))
-        body = {
-            "error": "Rate limit exceeded",
-            "message": "Daily budget exhausted; it resets at midnight UTC.",
-        }
-        return Response(
-            orjson.dumps(body), 429, {"Retry-After": str(wait)}, media_type="application/json"
-        )
+        return _daily_budget_spent(sandbox)
     candidates: Sequence[Record] = sandbox.records
     for key, values in clauses:  # narrow cheaply by ID lookups first
         if key in ("openalex", "openalex_id", "ids.openalex", "doi"):
@@ -642,6 +627,39 @@ def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
     results = b",".join(sandbox.work_json(r, fields) for r in page)
     page_body = b'{"meta":' + orjson.dumps(meta) + b',"results":[' + results + b'],"group_by":[]}'
     return Response(page_body, media_type="application/json")
+
+
+def _openalex_filter(text: str) -> list[tuple[str, list[str]]] | Response:
+    """A ``filter`` parameter's clauses, (key, values), or OpenAlex's 400 for a bad one."""
+    clauses: list[tuple[str, list[str]]] = []
+    for clause in filter(None, text.split(",")):
+        key, _, value = clause.partition(":")
+        key = key.strip().lower().replace("-", "_")
+        if key not in OPENALEX_FILTERS:
+            return _openalex_invalid(
+                f"{key} is not a valid field. Valid fields are "
+                f"underscore or hyphenated versions of: {', '.join(OPENALEX_FILTERS)}"
+            )
+        wrong = _filter_value_problem(key, value.split("|"))
+        if wrong:
+            return _openalex_invalid(wrong)
+        clauses.append((key, value.split("|")))
+    return clauses
+
+
+def _daily_budget_spent(sandbox: Sandbox) -> Response:
+    """OpenAlex's 429 when the day's list calls are spent. The real budget resets at midnight
+    UTC; the sandbox's day is scaled like its limits."""
+    now = dt.datetime.now(dt.UTC)
+    midnight = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
+    wait = max(1, int((midnight - now).total_seconds() / sandbox.config.time_scale))
+    body = {
+        "error": "Rate limit exceeded",
+        "message": "Daily budget exhausted; it resets at midnight UTC.",
+    }
+    return Response(
+        orjson.dumps(body), 429, {"Retry-After": str(wait)}, media_type="application/json"
+    )
 
 
 # --- Semantic Scholar ---------------------------------------------------------------------------

@@ -473,14 +473,7 @@ def _records_of_work(
     month_counter[yymm] += 1
     digits = 5 if v1 >= dt.date(2015, 1, 1) else 4
     arxiv_id = f"{yymm}.{month_counter[yymm]:0{digits}d}"
-    versions = [(1, v1.isoformat())]
-    for version, chance in ((2, 0.4), (3, 0.35)):
-        if rng.random() >= chance:
-            break
-        latest = dt.date.fromisoformat(versions[-1][1])
-        versions.append(
-            (version, min(LAST_DAY, latest + dt.timedelta(rng.randint(7, 200))).isoformat())
-        )
+    versions = _arxiv_versions(rng, v1)
     title = truth.pop("title")
     abstract = truth["problem"]  # the method and results join it once references are known
     authors = [f"{rng.choice(_FIRST)} {rng.choice(_LAST)}" for _ in range(rng.randint(1, 6))]
@@ -542,15 +535,34 @@ def _records_of_work(
         )
         built = [preprint, published_record]
     for item in built:
-        if rng.random() < config.title_variant_rate:
-            item.s2_title = _title_variant(rng, item.title)
-        roll = rng.random()
-        if roll < config.missing_date_rate:
-            item.s2_publication_date, item.s2_year = None, None
-        elif roll < config.missing_date_rate + config.year_only_date_rate:
-            item.s2_publication_date = None
-        item.openalex_references_empty = rng.random() < config.empty_openalex_references_rate
+        _source_noise(rng, config, item)
     return built
+
+
+def _arxiv_versions(rng: random.Random, v1: dt.date) -> list[tuple[int, str]]:
+    """A preprint's versions and their dates: v1, then v2 and v3 by chance."""
+    versions = [(1, v1.isoformat())]
+    for version, chance in ((2, 0.4), (3, 0.35)):
+        if rng.random() >= chance:
+            break
+        latest = dt.date.fromisoformat(versions[-1][1])
+        versions.append(
+            (version, min(LAST_DAY, latest + dt.timedelta(rng.randint(7, 200))).isoformat())
+        )
+    return versions
+
+
+def _source_noise(rng: random.Random, config: WorldConfig, item: Record) -> None:
+    """What the sources get wrong about a record: S2's title variant, a missing or year-only
+    S2 date, an empty OpenAlex reference list."""
+    if rng.random() < config.title_variant_rate:
+        item.s2_title = _title_variant(rng, item.title)
+    roll = rng.random()
+    if roll < config.missing_date_rate:
+        item.s2_publication_date, item.s2_year = None, None
+    elif roll < config.missing_date_rate + config.year_only_date_rate:
+        item.s2_publication_date = None
+    item.openalex_references_empty = rng.random() < config.empty_openalex_references_rate
 
 
 # How a citation reads and what signals it carries, by its true role and tier: the signals

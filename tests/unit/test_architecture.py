@@ -186,3 +186,31 @@ def test_a_planted_violation_is_caught(module: str, planted: str, said: str) -> 
     sources = module_sources(ROOT)
     sources[module] = planted + "\n" + sources[module]
     assert any(said in line for line in violations(sources)), violations(sources)
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(sources: Mapping[str, str]) -> list[str]:
+    """Every function longer than ``MAX_FUNCTION_LINES`` (a screen), one line each."""
+    return [
+        f"{name}.{node.name}: {node.end_lineno - node.lineno + 1} lines"
+        for name, text in sorted(sources.items())
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+
+
+def test_no_function_is_longer_than_a_screen() -> None:
+    assert long_functions(module_sources(ROOT)) == []
+
+
+def test_a_planted_long_function_is_caught() -> None:
+    sources = module_sources(ROOT)
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    sources["inspire_build.cutoff"] += f"\n\ndef planted() -> None:\n{body}"
+    assert long_functions(sources) == [
+        f"inspire_build.cutoff.planted: {MAX_FUNCTION_LINES + 1} lines"
+    ]
