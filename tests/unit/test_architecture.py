@@ -27,7 +27,7 @@ OWNERS = {
     "openai": {"inspire_build.llm"},
     "requests": {"inspire_build.http"},
     "prefect": {"flows.*"},
-    "flows": {"flows.*", "inspire_build.cli"},  # the CLI runs the flows in-process
+    "flows": {"flows.*", "inspire_build.cli.*"},  # the CLI runs the flows in-process
 }
 # Scoring reads the warehouse and pure code only, never the build's fetching or the LLM.
 EVALUATION_NEVER = {"inspire_build.resolve", "inspire_build.sources", "inspire_build.http",

@@ -1,0 +1,359 @@
+"""What every command shares: the app and its sub-apps, the global options, the consoles, the
+helpers that print, and :func:`main`, which translates errors once."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import duckdb
+import pydantic
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from inspire_build import (
+    warehouse,
+)
+from inspire_build.config import Settings, get_settings
+from inspire_build.errors import InputError, InspireError
+from inspire_build.http import HttpClient
+from inspire_build.models import Paper, PaperIds, Reference, ReferenceStatus
+from inspire_build.sources import make_client
+
+if TYPE_CHECKING:
+    pass
+
+
+def _plain_help_flag() -> None:
+    """typer 0.29 (which vendors click) shows the built-in flag as `--help <bool>`; a flag takes
+    no value, so its help names none, like every flag of ours (``metavar=""``)."""
+    try:
+        from typer._click.core import Command
+    except ImportError:  # a typer that uses click itself shows plain flags already
+        return
+    made = Command.get_help_option
+
+    def get_help_option(self: Any, ctx: Any) -> Any:
+        option = made(self, ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    if not getattr(made, "plain", False):
+        get_help_option.plain = True  # type: ignore[attr-defined]
+        Command.get_help_option = get_help_option  # type: ignore[method-assign]
+
+
+_plain_help_flag()
+
+app = typer.Typer(
+    help="Build INSPIRE-style literature-search benchmarks and score agents on them.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+warehouse_app = typer.Typer(help="Create and inspect the DuckDB warehouse.", no_args_is_help=True)
+ids_app = typer.Typer(help="Normalise paper identifiers.", no_args_is_help=True)
+fetch_app = typer.Typer(
+    help="Fetch papers and references from OpenAlex, Semantic Scholar or arXiv.",
+    no_args_is_help=True,
+)
+snapshot_app = typer.Typer(
+    help="Import, export and inspect the raw response store.", no_args_is_help=True
+)
+sandbox_app = typer.Typer(
+    help="The local emulator of OpenAlex, S2, arXiv and an OpenAI-compatible API.",
+    no_args_is_help=True,
+)
+targets_app = typer.Typer(help="Select a split's candidate target papers.", no_args_is_help=True)
+lineage_app = typer.Typer(
+    help="Merge targets' references across sources, date them, apply the cutoff.",
+    no_args_is_help=True,
+)
+stats_app = typer.Typer(help="Statistics read from the warehouse.", no_args_is_help=True)
+gold_app = typer.Typer(
+    help="Briefs, leakage audits and grades for resolved targets.", no_args_is_help=True
+)
+app.add_typer(gold_app, name="gold")
+app.add_typer(targets_app, name="targets")
+app.add_typer(lineage_app, name="lineage")
+app.add_typer(stats_app, name="stats")
+app.add_typer(warehouse_app, name="warehouse")
+app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(ids_app, name="ids")
+app.add_typer(fetch_app, name="fetch")
+app.add_typer(snapshot_app, name="snapshot")
+corpus_app = typer.Typer(
+    help="The search corpus the agent environment's local backend searches.", no_args_is_help=True
+)
+env_app = typer.Typer(
+    help="The agent search environment: leak audit, HTTP tool server, MCP server.",
+    no_args_is_help=True,
+)
+agent_app = typer.Typer(help="Run baseline agents in the search environment.", no_args_is_help=True)
+app.add_typer(corpus_app, name="corpus")
+app.add_typer(env_app, name="env")
+app.add_typer(agent_app, name="agent")
+hindsight_app = typer.Typer(
+    help="Hindsight demonstrations from a train split's gold, exported as SFT data.",
+    no_args_is_help=True,
+)
+app.add_typer(hindsight_app, name="hindsight")
+key_app = typer.Typer(
+    help="The warehouse's secret instance key (keys instance IDs and cutoff offsets).",
+    no_args_is_help=True,
+)
+app.add_typer(key_app, name="key")
+
+# Messages stay on one line when piped (soft_wrap), and text from data or errors is printed as
+# is, never read as rich markup.
+out = Console(soft_wrap=True, markup=False)
+err = Console(stderr=True, soft_wrap=True, markup=False)
+
+WarehouseOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--warehouse",
+        help="DuckDB warehouse file. Default: $INSPIRE_WAREHOUSE, else warehouse/inspire.duckdb.",
+        dir_okay=False,
+    ),
+]
+
+
+@dataclass(frozen=True)
+class _Context:
+    settings: Settings
+    warehouse: Path
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from inspire_build import __version__
+
+        out.print(f"inspire {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    warehouse_path: WarehouseOption = None,
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the package's version and exit.",
+            callback=_print_version,
+            is_eager=True,  # before the settings are read: it works whatever the environment
+            metavar="",
+        ),
+    ] = False,
+) -> None:
+    # Settings are read here, for every command, so a bad environment fails loudly and early.
+    settings = get_settings()
+    ctx.obj = _Context(settings=settings, warehouse=warehouse_path or settings.warehouse)
+
+
+def _warehouse_path(ctx: typer.Context, given: Path | None, *, create: bool = False) -> Path:
+    """The command's --warehouse, else the root's --warehouse or the setting.
+
+    Only the commands that make a warehouse pass ``create``; every other one refuses a path
+    that holds none, so that a typo is an error and not a new, empty warehouse.
+    """
+    root: _Context = ctx.obj
+    path = given or root.warehouse
+    if not create:
+        warehouse.require(path)
+    return path
+
+
+def _check_split(
+    ctx: typer.Context,
+    split: str | None,
+    version: str | None = None,
+    warehouse_path: Path | None = None,
+) -> None:
+    """Refuse a split the settings do not name, or a version the warehouse does not hold, in
+    one line, before anything opens the warehouse for writing or starts a Prefect server.
+
+    Every command that takes a split or a version calls this first.
+    """
+    from inspire_build import splits
+
+    root: _Context = ctx.obj
+    if split is not None:
+        root.settings.split(split)
+    if version is not None:
+        con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+        try:
+            splits.check_version(con, version)
+        finally:
+            con.close()
+
+
+def _check_output_folder(path: Path, option: str) -> None:
+    """Refuse an output folder that is a file, or that cannot be made, before any work."""
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{option} {path} is a file; give a folder")
+    parent = path.absolute()
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(f"{option} {path} cannot be made: {parent} is a file")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {path} cannot be made: {parent} is not writable")
+
+
+OfflineOption = Annotated[
+    bool,
+    typer.Option(
+        "--offline", help="Replay mode: answer only from the raw response store.", metavar=""
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON lines.", metavar="")]
+BackendOption = Annotated[str, typer.Option("--backend", help="local (corpus bm25) or openalex.")]
+BudgetOption = Annotated[
+    int, typer.Option("--budget", help="Tool calls (search, read) per instance.", min=0)
+]
+SplitOption = Annotated[str, typer.Option("--split", help="The split to run on.")]
+VersionOption = Annotated[
+    str | None, typer.Option("--version", help="A version ID (default: latest).")
+]
+
+
+def _read(
+    ctx: typer.Context,
+    given: Path | None,
+    reader: Callable[[duckdb.DuckDBPyConnection], list[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """A table module's rows, read from the warehouse opened read-only."""
+    con = warehouse.connect(_warehouse_path(ctx, given), read_only=True)
+    try:
+        return reader(con)
+    finally:
+        con.close()
+
+
+def _print_rows(
+    rows: list[dict[str, Any]], as_json: bool, title: str, left: tuple[str, ...]
+) -> bool:
+    """Print rows as JSON lines or a table. True when JSON was printed (nothing more to add)."""
+    if as_json:
+        for row in rows:
+            print(json.dumps(row, default=str))
+        return True
+    table = Table(title=title)
+    for name in rows[0] if rows else ():
+        table.add_column(name, justify="left" if name in left else "right")
+    for row in rows:
+        table.add_row(
+            *[",".join(map(str, v)) if isinstance(v, list) else str(v) for v in row.values()]
+        )
+    out.print(table)
+    return False
+
+
+def _parse_date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+@contextmanager
+def _client(
+    ctx: typer.Context, given: Path | None, offline: bool
+) -> Iterator[tuple[HttpClient, duckdb.DuckDBPyConnection]]:
+    """A client recording into the warehouse, and that warehouse's connection."""
+    root: _Context = ctx.obj
+    with warehouse.open_warehouse(_warehouse_path(ctx, given)) as con:
+        yield make_client(root.settings, con, mode="replay" if offline else None), con
+
+
+def _ids_map(paper_ids: PaperIds) -> dict[str, str]:
+    return {p.scheme.value: p.value for p in paper_ids.typed()}
+
+
+def paper_line(paper: Paper) -> dict[str, object]:
+    """The JSON line of ``inspire fetch paper``. What the source did not give is null."""
+    return {
+        "source": paper.source.value,
+        "title": paper.title,
+        "publication_date": paper.publication_date.isoformat() if paper.publication_date else None,
+        "year": paper.year,
+        "ids": _ids_map(paper.ids),
+        "abstract": paper.abstract,
+        "referenced_works": list(paper.referenced_works)
+        if paper.referenced_works is not None
+        else None,
+        "fields": list(paper.fields) or None,
+        "versions": [{"version": v.version, "date": v.date.isoformat()} for v in paper.versions]
+        if paper.versions is not None
+        else None,
+        "venue": paper.venue,
+        "authors": list(paper.authors) or None,
+        "reference_count": paper.reference_count,
+    }
+
+
+def reference_line(reference: Reference) -> dict[str, object]:
+    """The JSON line of ``inspire fetch references``. What the source did not give is null."""
+    return {
+        "source": reference.provenance[0].source.value if reference.provenance else None,
+        "title": reference.title,
+        "year": reference.year,
+        "publication_date": reference.publication_date.isoformat()
+        if reference.publication_date
+        else None,
+        "ids": _ids_map(reference.ids),
+        "resolved": reference.status is not ReferenceStatus.UNRESOLVED,
+        "contexts": list(reference.contexts) if reference.contexts is not None else None,
+        "intents": list(reference.intents) if reference.intents is not None else None,
+        "is_influential": reference.is_influential,
+        "reason": reference.reason,
+    }
+
+
+def _emit(lines: list[dict[str, object]], as_json: bool) -> None:
+    for line in lines:
+        if as_json:
+            print(json.dumps(line, ensure_ascii=False))
+        else:
+            title = line.get("title") or "(no title)"
+            when = line.get("publication_date") or line.get("year") or "undated"
+            known = line.get("ids")
+            shown = (
+                " ".join(f"{k}:{v}" for k, v in known.items()) if isinstance(known, dict) else ""
+            )
+            print(f"{when}  {title}  [{shown or 'no IDs'}]")
+
+
+def main() -> None:
+    """Entry point of the ``inspire`` script: runs the app and translates errors once."""
+    try:
+        app()
+    except InspireError as error:
+        err.print(f"error: {error}")
+        sys.exit(error.exit_code)
+    except duckdb.Error as error:
+        # A damaged block surfaces when it is first read, mid-command; other DuckDB errors are
+        # bugs, and keep their traceback.
+        known = warehouse.translate(error)
+        if known is None:
+            raise
+        err.print(f"error: {known}")
+        sys.exit(known.exit_code)
+    except pydantic.ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+        err.print(f"error: invalid configuration: {problems}")
+        sys.exit(2)

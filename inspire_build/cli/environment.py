@@ -1,0 +1,389 @@
+"""The search environment and its agents: `corpus`, `agent`, `hindsight`, `env`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import duckdb
+import typer
+
+from inspire_build import (
+    warehouse,
+)
+from inspire_build.env.core import DEFAULT_BUDGET
+from inspire_build.errors import InputError
+from inspire_build.http import SourceMode
+
+if TYPE_CHECKING:
+    from inspire_build.env.server import ToolSessions
+from inspire_build.cli.common import (
+    BackendOption,
+    BudgetOption,
+    JsonOption,
+    OfflineOption,
+    SplitOption,
+    VersionOption,
+    WarehouseOption,
+    _check_split,
+    _client,
+    _Context,
+    _parse_date,
+    _warehouse_path,
+    agent_app,
+    corpus_app,
+    env_app,
+    err,
+    hindsight_app,
+    out,
+)
+
+
+@corpus_app.command("build")
+def corpus_build(
+    ctx: typer.Context,
+    world_dir: Annotated[
+        Path | None, typer.Option("--world", help="A Sandbox world folder: all its records.")
+    ] = None,
+    snapshot_file: Annotated[
+        Path | None,
+        typer.Option("--snapshot", help="OpenAlex works JSONL (.gz too), e.g. a bulk snapshot."),
+    ] = None,
+    start: Annotated[
+        str | None, typer.Option("--from", help="OpenAlex works published from YYYY-MM-DD.")
+    ] = None,
+    end: Annotated[str | None, typer.Option("--to", help="... up to YYYY-MM-DD.")] = None,
+    fields: Annotated[
+        list[str] | None, typer.Option("--field", help="OpenAlex field (default: CS).")
+    ] = None,
+    offline: OfflineOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Fill the corpus (replacing it) and rebuild its bm25 index; prints its size."""
+    from inspire_build.env import corpus, store
+
+    chosen = [
+        world_dir is not None,
+        snapshot_file is not None,
+        start is not None or end is not None,
+    ]
+    if sum(chosen) != 1:
+        raise InputError("give one of --world DIR, --snapshot FILE, or --from DATE --to DATE")
+    with _client(ctx, warehouse_path, offline) as (client, con):
+        if world_dir is not None:
+            from inspire_build.sandbox import world
+
+            records = corpus.from_world(world.load(world_dir).records)
+            origin = "sandbox-world"
+        elif snapshot_file is not None:
+            records = [corpus.from_paper(p) for p in corpus.read_snapshot(snapshot_file)]
+            origin = "snapshot"
+        else:
+            from inspire_build.sources import openalex
+
+            if start is None or end is None:
+                raise InputError("--from and --to go together")
+            window = openalex.window_filter(
+                fields or ["Computer Science"], _parse_date(start), _parse_date(end)
+            )
+            records = []
+            with _progress() as progress:
+                listing = progress.add_task("OpenAlex works", total=None)
+                for paper in openalex.iter_works(client, window):
+                    records.append(corpus.from_paper(paper))
+                    progress.advance(listing)
+            origin = "openalex"
+        size = store.write_corpus(con, records, origin)
+    out.print(
+        f"corpus: {size.works:,} works from {size.records:,} {origin} records "
+        f"({size.records - size.works:,} merged as versions of one work); "
+        f"{size.known_papers:,} also in the warehouse's papers; {size.undated:,} undated "
+        "(never shown)"
+    )
+
+
+@contextmanager
+def _progress() -> Iterator[Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        yield progress
+
+
+@agent_app.command("run")
+def agent_run(
+    ctx: typer.Context,
+    agent: Annotated[str, typer.Option("--agent", help="bm25-brief or multi-query.")],
+    out_path: Annotated[Path, typer.Option("--out", help="Run file to write (JSONL).")],
+    trajectories: Annotated[
+        Path, typer.Option("--trajectories", help="Trajectory file to write (JSONL).")
+    ],
+    split: SplitOption = "eval",
+    version: VersionOption = None,
+    backend: BackendOption = "local",
+    budget: BudgetOption = DEFAULT_BUDGET,
+    policy: Annotated[
+        Path | None,
+        typer.Option(
+            "--policy",
+            help="A keyphrase policy (policy.json of `inspire hindsight build`) for multi-query.",
+        ),
+    ] = None,
+    offline: OfflineOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Run an agent on every instance of a split version; writes its run and trajectories."""
+    from inspire_build.env import agents, run, store
+    from inspire_build.env.core import SearchEnv
+
+    _check_split(ctx, split, version, warehouse_path)
+    chosen_agent = agents.make_agent(agent)
+    if policy is not None:
+        from inspire_build.env.policy import Policy
+
+        if not isinstance(chosen_agent, agents.MultiQueryAgent):
+            raise InputError("--policy applies to the multi-query agent only")
+        chosen_agent = agents.MultiQueryAgent(Policy.load(policy), name="multi-query-learned")
+        agent = chosen_agent.name
+    root: _Context = ctx.obj
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        mode: SourceMode | None = "replay" if offline else None
+        chosen, tasks, made = run.prepare(con, root.settings, split, version, backend, mode)
+        with _progress() as progress:
+            bar = progress.add_task(f"{agent} on {chosen}", total=len(tasks))
+            sessions = run.run_agent(
+                chosen_agent,
+                tasks,
+                lambda task: SearchEnv(task, budget, made),
+                chosen,
+                lambda: progress.advance(bar),
+            )
+        store.write_sessions(con, sessions)
+    run.write_jsonl(out_path, (s.env.run_line() for s in sessions))
+    run.write_jsonl(trajectories, (s.env.trajectory_line() for s in sessions))
+    calls = sum(len(s.env.steps) for s in sessions)
+    out.print(
+        f"{agent}: {len(sessions)} instance(s) of {chosen}, {calls} tool call(s) on {backend}; "
+        f"wrote {out_path} and {trajectories}"
+    )
+
+
+@hindsight_app.command("build")
+def hindsight_build(
+    ctx: typer.Context,
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write into.")],
+    split: SplitOption = "train",
+    version: VersionOption = None,
+    budget: BudgetOption = DEFAULT_BUDGET,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Build a replay-checked demonstration per instance; write the chat SFT JSONL, the kept
+    run and trajectories, a manifest, and the keyphrase policy trained on them."""
+    from inspire_build import hindsight, splits
+    from inspire_build.env import backends, store
+    from inspire_build.env.policy import train
+
+    _check_split(ctx, split, version, warehouse_path)
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        chosen = version or splits.latest_version(con, split)
+        info = hindsight.version_info(con, chosen)
+        if not store.corpus_size(con):
+            raise InputError("the corpus is empty; fill it with `inspire corpus build`")
+        instances = hindsight.load_instances(con, chosen)
+        with _progress() as progress:
+            bar = progress.add_task(f"demonstrations of {chosen}", total=len(instances))
+            outcome = hindsight.build_all(
+                instances, backends.LocalBackend(con), budget, lambda: progress.advance(bar)
+            )
+    kept = outcome.kept
+    manifest = hindsight.write(out_dir, outcome, info, hindsight.funnel(kept, instances))
+    if kept:
+        policy = train([(d.brief, d.queries) for d in kept])
+        (out_dir / "policy.json").write_text(json.dumps(policy.to_json()) + "\n", encoding="utf-8")
+    out.print(
+        f"{manifest['kept']} of {manifest['instances']} demonstration(s) of {chosen} kept "
+        f"({manifest['kept_share']:.1%}); dropped: "
+        + (", ".join(f"{r} {n}" for r, n in outcome.drop_counts().items()) or "none")
+    )
+    funnel = manifest["funnel"]
+    if isinstance(funnel, dict):
+        out.print("  ".join(f"{m} {v:.3f}" for m, v in funnel.items()))
+    out.print(f"wrote {out_dir}")
+
+
+@env_app.command("audit")
+def env_audit(
+    ctx: typer.Context,
+    split: SplitOption = "eval",
+    version: VersionOption = None,
+    backends: Annotated[
+        list[str] | None, typer.Option("--backend", help="Backends to audit (default: local).")
+    ] = None,
+    k: Annotated[int, typer.Option(help="Results per query.", min=1, max=100)] = 10,
+    as_json: JsonOption = False,
+    offline: OfflineOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Cutoff-violation rate per backend: results dated at or after the cutoff, before our
+    post-filter, for the brief and each of its sentences on every instance."""
+    from inspire_build.env import audit, run
+
+    _check_split(ctx, split, version, warehouse_path)
+    root: _Context = ctx.obj
+    rows = []
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        for name in backends or ["local"]:
+            mode: SourceMode | None = "replay" if offline else None
+            chosen, tasks, made = run.prepare(con, root.settings, split, version, name, mode)
+            with _progress() as progress:
+                bar = progress.add_task(f"audit {name} on {chosen}", total=len(tasks))
+                rows.append(audit.audit_backend(made, tasks, k, partial(progress.advance, bar)))
+    for row in rows:
+        line = {
+            **dataclasses.asdict(row),
+            "violation_rate": row.violation_rate,
+            "undated_rate": row.undated_rate,
+        }
+        if as_json:
+            print(json.dumps(line))
+        else:
+            out.print(
+                f"{row.backend:<9} {row.queries:,} queries, {row.returned:,} results: "
+                f"cutoff-violation rate {row.violation_rate:.4f} ({row.late:,} at or after the "
+                f"cutoff), undated {row.undated:,}, target {row.target:,} "
+                "(all withheld by the environment)"
+            )
+
+
+def _tool_sessions(
+    ctx: typer.Context,
+    con: duckdb.DuckDBPyConnection,
+    split: str,
+    version: str | None,
+    backend: str,
+    budget: int,
+    lines: tuple[Path | None, Path | None],
+    run_name: str | None,
+    debug_reveal_scores: bool,
+) -> ToolSessions:
+    """The sessions of one run; ``lines`` are the run and trajectory files appended on submit."""
+    from inspire_build.env import run, server
+    from inspire_build.env.core import SearchEnv
+
+    root: _Context = ctx.obj
+    run_path, trajectories = lines
+    chosen, tasks, made = run.prepare(con, root.settings, split, version, backend)
+
+    def submitted(env: SearchEnv, scores_revealed: bool) -> None:
+        if run_path is not None:
+            run.append_jsonl(run_path, env.run_line())
+        if trajectories is not None:
+            run.append_jsonl(trajectories, env.trajectory_line(scores_revealed))
+
+    if debug_reveal_scores:
+        err.print(REVEAL_WARNING)
+    return server.ToolSessions(
+        tasks,
+        made,
+        con,
+        budget=budget,
+        run_name=run_name or (run_path.stem if run_path is not None else "default"),
+        version=chosen,
+        on_submit=submitted,
+        judge=server.judge_from(con, chosen) if debug_reveal_scores else None,
+    )
+
+
+REVEAL_WARNING = (
+    "WARNING: --debug-reveal-scores-to-agent: every submit is answered with the instance's "
+    "scores against the gold.\nWARNING: that makes the server an answer oracle. Runs served "
+    "like this are not benchmark results;\nWARNING: each session it touches is recorded with "
+    "scores_revealed = true (env_sessions and the trajectory line)."
+)
+RunAppendOption = Annotated[
+    Path | None, typer.Option("--run", help="Append each submission's run line here.")
+]
+TrajectoriesAppendOption = Annotated[
+    Path | None,
+    typer.Option("--trajectories", help="Append each submitted session's trajectory here."),
+]
+RunNameOption = Annotated[
+    str | None,
+    typer.Option(
+        "--run-name",
+        help="The run these sessions belong to: one budget and one submission per instance "
+        "and run, kept across restarts. Default: the --run file's name, else 'default'.",
+    ),
+]
+RevealOption = Annotated[
+    bool,
+    typer.Option(
+        "--debug-reveal-scores-to-agent",
+        help="Debugging only: answer submit with the instance's scores (an answer oracle); "
+        "warns, and marks every session it touches with scores_revealed.",
+        metavar="",
+    ),
+]
+
+
+@env_app.command("serve")
+def env_serve(
+    ctx: typer.Context,
+    split: SplitOption = "eval",
+    version: VersionOption = None,
+    backend: BackendOption = "local",
+    budget: BudgetOption = DEFAULT_BUDGET,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8765,
+    run_path: RunAppendOption = None,
+    trajectories: TrajectoriesAppendOption = None,
+    run_name: RunNameOption = None,
+    debug_reveal_scores: RevealOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Serve search/read/submit over HTTP/JSON on 127.0.0.1: one token-bound session per
+    instance, kept in the warehouse."""
+    from inspire_build.env import server
+
+    _check_split(ctx, split, version, warehouse_path)
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        sessions = _tool_sessions(
+            ctx, con, split, version, backend, budget, (run_path, trajectories), run_name,
+            debug_reveal_scores,
+        )  # fmt: skip
+        err.print(
+            f"serving {len(sessions.tasks)} instance(s) of run {sessions.run_name!r} on "
+            f"http://127.0.0.1:{port}"
+        )
+        server.serve(server.create_app(sessions), port)
+
+
+@env_app.command("mcp")
+def env_mcp(
+    ctx: typer.Context,
+    split: SplitOption = "eval",
+    version: VersionOption = None,
+    backend: BackendOption = "local",
+    budget: BudgetOption = DEFAULT_BUDGET,
+    run_path: RunAppendOption = None,
+    trajectories: TrajectoriesAppendOption = None,
+    run_name: RunNameOption = None,
+    debug_reveal_scores: RevealOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Serve search/read/submit as MCP tools over stdio: one token-bound session per instance,
+    kept in the warehouse."""
+    from inspire_build.env.mcp_server import create_mcp
+
+    _check_split(ctx, split, version, warehouse_path)
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        sessions = _tool_sessions(
+            ctx, con, split, version, backend, budget, (run_path, trajectories), run_name,
+            debug_reveal_scores,
+        )  # fmt: skip
+        create_mcp(sessions).run("stdio")

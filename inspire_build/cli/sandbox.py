@@ -1,0 +1,139 @@
+"""The sandbox, a local emulator of the four APIs: `sandbox`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from inspire_build.errors import InputError
+
+if TYPE_CHECKING:
+    pass
+from inspire_build.cli.common import (
+    out,
+    sandbox_app,
+)
+
+
+@sandbox_app.command("world")
+def sandbox_world(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the world into.")],
+    seed: Annotated[int, typer.Option(help="Random seed: one seed, one world, byte for byte.")] = 0,
+    papers: Annotated[int, typer.Option(help="Number of paper records.", min=10)] = 2000,
+    hostile: Annotated[
+        bool,
+        typer.Option(
+            "--hostile", help="Mark records with bad inputs (README: sandbox).", metavar=""
+        ),
+    ] = False,
+) -> None:
+    """Generate a synthetic scholarly world and its ground truth."""
+    from inspire_build.sandbox import world
+
+    try:
+        generated = world.generate(world.WorldConfig(seed=seed, papers=papers, hostile=hostile))
+    except ValueError as error:  # too small a world for the hostile targets
+        raise InputError(str(error)) from error
+    for path in world.write(generated, out_dir):
+        out.print(f"wrote {path}")
+    references = sum(len(r.references) for r in generated.records)
+    out.print(f"{len(generated.records):,} records, {references:,} references (seed {seed})")
+
+
+Rate = float | None  # a --llm-* rate, unset: the sandbox's default
+
+
+def _rate(help_text: str) -> Any:
+    """A --llm-* option: a rate from 0 to 1 (unset: sandbox/llm_truth.py's default)."""
+    return typer.Option(help=help_text, min=0, max=1)
+
+
+@sandbox_app.command("serve")
+def sandbox_serve(
+    world_dir: Annotated[Path, typer.Option("--world", help="A folder from `sandbox world`.")],
+    port: Annotated[
+        int, typer.Option(help="Port on 127.0.0.1 (0: any free one).", min=0, max=65535)
+    ] = 8799,
+    faults: Annotated[float, typer.Option(help="Share of requests that fail.", min=0, max=1)] = 0,
+    time_scale: Annotated[
+        float, typer.Option(help="Multiplies every rate limit, so tests run fast.", min=0.01)
+    ] = 1.0,
+    seed: Annotated[int, typer.Option(help="Seed of the fault and LLM dice.")] = 0,
+    llm_latency: Annotated[
+        float, typer.Option(help="Seconds every chat completion waits.", min=0)
+    ] = 0.0,
+    llm_rpm: Annotated[
+        int | None,
+        typer.Option(help="Chat requests per real minute (not time-scaled) before 429s.", min=1),
+    ] = None,
+    llm_tpm: Annotated[
+        int | None,
+        typer.Option(help="Prompt + max_tokens tokens per real minute before 429s.", min=1),
+    ] = None,
+    llm_leak_name: Annotated[Rate, _rate("Rate of briefs that name the method.")] = None,
+    llm_leak_acronym: Annotated[
+        Rate, _rate("Rate of briefs that use the method's acronym.")
+    ] = None,
+    llm_leak_title: Annotated[Rate, _rate("Rate of briefs that copy a title 4-gram.")] = None,
+    llm_leak_mechanism: Annotated[
+        Rate, _rate("Rate of briefs that give the mechanism words.")
+    ] = None,
+    llm_leak_numbers: Annotated[
+        Rate, _rate("Rate of briefs that state the result numbers.")
+    ] = None,
+    llm_bad_length: Annotated[Rate, _rate("Rate of briefs under 120 or over 250 words.")] = None,
+    llm_refusal: Annotated[Rate, _rate("Rate of answers refused.")] = None,
+    llm_invalid_json: Annotated[Rate, _rate("Rate of answers that are not valid JSON.")] = None,
+    llm_drop_grade: Annotated[Rate, _rate("Rate of grade sheets missing one antecedent.")] = None,
+    llm_grade_shift: Annotated[Rate, _rate("Rate of grades one tier off (per antecedent).")] = None,
+    llm_grade_overinclude: Annotated[
+        Rate, _rate("Rate of tier-0 references graded 1 or 2.")
+    ] = None,
+) -> None:
+    """Serve a world on 127.0.0.1 until interrupted; prints the variables to export.
+
+    Its OpenAI-compatible API answers the pipeline's prompts from the world's truth; the
+    --llm-* rates (0-1, defaults in sandbox/llm_truth.py) plant failures in those answers.
+    """
+    from inspire_build import local_server
+    from inspire_build.sandbox import server, world
+    from inspire_build.sandbox.llm_truth import TruthRates
+    from inspire_build.sandbox.openai_api import OpenAIConfig
+
+    if not (world_dir / world.RECORDS_FILE).exists():
+        raise InputError(f"{world_dir} holds no world; create one with `inspire sandbox world`")
+    given = {
+        "leak_name": llm_leak_name,
+        "leak_acronym": llm_leak_acronym,
+        "leak_title": llm_leak_title,
+        "leak_mechanism": llm_leak_mechanism,
+        "leak_numbers": llm_leak_numbers,
+        "bad_length": llm_bad_length,
+        "refusal": llm_refusal,
+        "invalid_json": llm_invalid_json,
+        "drop_grade": llm_drop_grade,
+        "grade_shift": llm_grade_shift,
+        "grade_overinclude": llm_grade_overinclude,
+    }
+    rates = TruthRates.from_mapping({k: v for k, v in given.items() if v is not None})
+    llm = OpenAIConfig(seed=seed, latency_s=llm_latency, rpm=llm_rpm, tpm=llm_tpm, truth=rates)
+    config = server.SandboxConfig(seed=seed, time_scale=time_scale, fault_rate=faults, openai=llm)
+    sock = local_server.bind(port)  # a busy port is one error, before any export line
+    bound = sock.getsockname()[1]  # --port 0 picks a free one: print the port it picked
+    for line in server.env_lines(f"http://127.0.0.1:{bound}", time_scale):
+        out.print(f"export {line}")
+    server.serve(world_dir, config, sock)
+
+
+@sandbox_app.command("env")
+def sandbox_env(
+    port: Annotated[int, typer.Option(help="The sandbox's port on 127.0.0.1.")] = 8799,
+    time_scale: Annotated[float, typer.Option(help="The sandbox's time scale.", min=0.01)] = 1.0,
+) -> None:
+    """Print the INSPIRE_* variables that point the pipeline at a running sandbox."""
+    from inspire_build.sandbox import server
+
+    for line in server.env_lines(f"http://127.0.0.1:{port}", time_scale):
+        print(f"export {line}")

@@ -1,0 +1,195 @@
+"""The warehouse and what it holds: `warehouse`, `snapshot`, `stats`, `key`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from inspire_build import (
+    boundary_store,
+    snapshot,
+    warehouse,
+)
+from inspire_build.errors import InputError
+from inspire_build.sources import CODECS
+from inspire_build.tables import lineage as lineage_table
+from inspire_build.tables import llm_log
+
+if TYPE_CHECKING:
+    pass
+from inspire_build.cli.common import (
+    JsonOption,
+    WarehouseOption,
+    _Context,
+    _print_rows,
+    _read,
+    _warehouse_path,
+    err,
+    key_app,
+    out,
+    snapshot_app,
+    stats_app,
+    warehouse_app,
+)
+
+
+@warehouse_app.command("init")
+def warehouse_init(ctx: typer.Context, warehouse_path: WarehouseOption = None) -> None:
+    """Create the warehouse if needed and apply every pending migration."""
+    path = _warehouse_path(ctx, warehouse_path, create=True)
+    con = warehouse.connect(path)
+    try:
+        applied = warehouse.migrate(con)
+        count = len(warehouse.relations(con))
+    finally:
+        con.close()
+    if applied:
+        out.print(f"{path}: applied {len(applied)} migration(s): {', '.join(applied)}")
+    else:
+        out.print(f"{path}: up to date, nothing to apply")
+    out.print(f"{count} tables and views")
+
+
+@warehouse_app.command("status")
+def warehouse_status(ctx: typer.Context, warehouse_path: WarehouseOption = None) -> None:
+    """List every table and view of the warehouse with its row count."""
+    path = _warehouse_path(ctx, warehouse_path)
+    con = warehouse.connect(path, read_only=True)
+    try:
+        done = warehouse.applied_migrations(con)
+        rows = warehouse.relations(con)
+    finally:
+        con.close()
+    pending = [m.name for m in warehouse.load_migrations() if m.name not in done]
+    table = Table(title=str(path))
+    table.add_column("name")
+    table.add_column("kind")
+    table.add_column("rows", justify="right")
+    for relation in rows:
+        table.add_row(relation.name, relation.kind, f"{relation.rows:,}")
+    out.print(table)
+    if pending:
+        out.print(f"pending migrations: {', '.join(pending)} (run `inspire warehouse init`)")
+
+
+@snapshot_app.command("import")
+def snapshot_import(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Cassette files or folders of them.")],
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Import recorded responses (vcrpy, R vcr or arxiv.py fixtures) into the raw store."""
+    files = snapshot.cassette_files(paths)
+    root: _Context = ctx.obj
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        report = snapshot.import_cassettes(files, con, CODECS, root.settings)
+    by_source = ", ".join(f"{n} {c}" for n, c in sorted(report.by_source.items())) or "none"
+    out.print(
+        f"{report.files} file(s), {report.interactions} interaction(s): "
+        f"{sum(report.by_source.values())} filed ({by_source}) "
+        f"as {report.imported} distinct request(s)"
+    )
+    for reason, count in sorted(report.skipped.items()):
+        out.print(f"skipped {count}: {reason}")
+    for rejected in report.rejected_files:
+        err.print(f"rejected {rejected}")
+    if report.rejected_files and not report.imported:
+        raise InputError("nothing imported: no file was a readable cassette")
+
+
+@snapshot_app.command("export")
+def snapshot_export(
+    ctx: typer.Context,
+    out_path: Annotated[Path, typer.Option("--out", help="Parquet file to write.")],
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Export the raw response store to a Parquet file (secrets are never stored)."""
+    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+    try:
+        count = snapshot.export_parquet(con, out_path)
+    finally:
+        con.close()
+    out.print(f"wrote {count} response(s) to {out_path}")
+
+
+@snapshot_app.command("stats")
+def snapshot_stats(
+    ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
+) -> None:
+    """Count the stored responses by source and origin."""
+    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+    try:
+        rows = snapshot.stats(con)
+    finally:
+        con.close()
+    if as_json:
+        for row in rows:
+            print(json.dumps(dataclasses.asdict(row)))
+        return
+    table = Table(title="raw response store")
+    for column in ("source", "origin", "responses", "errors", "complete pages", "bytes"):
+        table.add_column(column, justify="left" if column in ("source", "origin") else "right")
+    for row in rows:
+        table.add_row(
+            row.source,
+            row.origin,
+            f"{row.responses:,}",
+            f"{row.errors:,}",
+            f"{row.complete_pages:,}",
+            f"{row.body_bytes:,}",
+        )
+    out.print(table)
+
+
+@stats_app.command("lineage")
+def stats_lineage(
+    ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
+) -> None:
+    """Gold completeness per target: references seen, kept, and lost under each status."""
+    rows = _read(ctx, warehouse_path, lineage_table.completeness)
+    if _print_rows(rows, as_json, "gold completeness", ("target_id", "sources")):
+        return
+    if rows:
+        seen = sum(int(r["references_seen"]) for r in rows)
+        eligible = sum(int(r["eligible"]) for r in rows)
+        out.print(f"{len(rows)} target(s): {eligible:,} eligible of {seen:,} references seen")
+
+
+@stats_app.command("llm")
+def stats_llm(
+    ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
+) -> None:
+    """LLM calls, tokens and estimated cost per step (prompt) and model."""
+    rows = _read(ctx, warehouse_path, llm_log.usage)
+    title = "LLM calls (each is logged once; reruns are served from the log)"
+    if _print_rows(rows, as_json, title, ("step", "backend", "model")):
+        return
+    total = sum(float(r["cost_usd"] or 0) for r in rows)
+    out.print(f"{sum(int(r['calls']) for r in rows):,} call(s), estimated ${total:.4f}")
+
+
+@key_app.command("export")
+def key_export(
+    ctx: typer.Context,
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write the key to this file (mode 0600) instead of stdout."),
+    ] = None,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Print the instance key, to rebuild byte-identical exports elsewhere with
+    INSPIRE_INSTANCE_KEY. It is a secret: whoever holds it can map targets to instance IDs."""
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        key = boundary_store.stored_key(con)
+    if out_file is None:
+        print(key)
+    else:
+        out_file.touch(mode=0o600, exist_ok=True)
+        out_file.chmod(0o600)
+        out_file.write_text(key + "\n", encoding="utf-8")
+    err.print("this key is secret: keep it with the private side, never in a public export")
