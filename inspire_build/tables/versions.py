@@ -210,7 +210,7 @@ def card_figures(con: duckdb.DuckDBPyConnection, split: str, version: str) -> Ca
     tiers = con.execute(
         "SELECT tier, count(*) FROM qrels WHERE version_id = ? GROUP BY 1", [version]
     ).fetchall()
-    briefs = con.execute("SELECT brief FROM instances WHERE version_id = ?", [version])
+    briefs = con.execute("SELECT brief FROM instances WHERE version_id = ?", [version]).fetchall()
     years = con.execute(
         "SELECT min(year(t.first_public_date)), max(year(t.first_public_date)) FROM instances i "
         "JOIN targets t ON t.paper_id = i.target_id AND t.split = ? WHERE i.version_id = ?",
@@ -223,7 +223,7 @@ def card_figures(con: duckdb.DuckDBPyConnection, split: str, version: str) -> Ca
     return CardFigures(
         per_target,
         Counter({int(t): int(n) for t, n in tiers}),
-        [len(str(b).split()) for (b,) in briefs.fetchall()],
+        [len(str(b).split()) for (b,) in briefs],
         (years[0], years[1]),
         lineage_table.target_statuses(con, split),
         str(row[0]),

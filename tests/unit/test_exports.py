@@ -101,6 +101,7 @@ def test_a_clean_export_holds_and_its_card_states_the_boundary(tmp_path: Path) -
     card = (out / "dataset_card.md").read_text(encoding="utf-8")
     assert "## Information boundary" in card and "0 to 30 days" in card
     assert "Hash attack: 0 instance IDs recovered" in card
+    assert "| brief words, mean | 14.0 |" in card  # both briefs have 14 words
     assert KEY_HEX not in card and not list(tmp_path.glob(".export.export-*"))
     every_byte = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
     assert KEY_HEX.encode() not in every_byte and bytes.fromhex(KEY_HEX) not in every_byte
