@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import duckdb
@@ -22,6 +22,24 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_FIXTURES = Path(
     os.environ.get("INSPIRE_SHARED_FIXTURES") or PROJECT_ROOT.parent / "shared" / "fixtures"
 )
+
+
+def run_inspire(
+    *args: str | Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 300,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m inspire_build ARGS``, as a user runs it, its output captured as text.
+    ``env`` is the whole environment (None: this process's)."""
+    return subprocess.run(
+        [sys.executable, "-m", "inspire_build", *map(str, args)],
+        env=None if env is None else dict(env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,15 +16,13 @@ from inspire_build import http, warehouse
 from inspire_build.config import Settings
 from inspire_build.http import HttpClient
 from inspire_build.sources import arxiv, make_client, openalex, semanticscholar
-from tests.conftest import SHARED_FIXTURES
+from tests.conftest import SHARED_FIXTURES, run_inspire
 
 REAL = SHARED_FIXTURES / "real"
 
 
 def inspire(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "inspire_build", *args], capture_output=True, text=True, timeout=300
-    )
+    return run_inspire(*args)
 
 
 @pytest.fixture(scope="session")

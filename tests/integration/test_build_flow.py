@@ -17,6 +17,7 @@ import pytest
 from inspire_build import boundary, exports
 from inspire_build.cutoff import cutoff_date
 from inspire_build.sandbox import server, world
+from tests.conftest import run_inspire
 
 KEY = bytes(range(32))
 
@@ -43,13 +44,7 @@ def test_build_audit_export_and_an_identical_rerun(tmp_path: Path, prefect_api: 
         }
 
         def inspire(*args: str) -> subprocess.CompletedProcess[str]:
-            result = subprocess.run(
-                [sys.executable, "-m", "inspire_build", *args],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
+            result = run_inspire(*args, env=env, timeout=600)
             assert result.returncode == 0, result.stderr[-3000:]
             return result
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -22,6 +21,7 @@ from inspire_build.sandbox import server, world
 from inspire_build.sandbox.truth import score
 from inspire_build.selection import select_targets
 from inspire_build.sources import make_client
+from tests.conftest import run_inspire
 
 TARGETS = 30
 
@@ -144,13 +144,7 @@ def test_cli_select_resolve_and_stats(base: str, tmp_path: Path) -> None:
     }
 
     def inspire(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "inspire_build", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        return run_inspire(*args, env=env)
 
     assert inspire("warehouse", "init").returncode == 0  # only init and build make one
     selected = inspire("targets", "select", "--split", "train", "--limit", "3")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -23,6 +22,7 @@ from inspire_build.llm import LLM
 from inspire_build.llm_rules import RULES
 from inspire_build.models import GradeSheet
 from inspire_build.sandbox import server, world
+from tests.conftest import run_inspire
 
 STATUSES = ("eligible", "after_cutoff", "dated_after_target", "no_date", "unresolved", "self")
 
@@ -51,13 +51,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, prefect_api: str) -> Iterato
         }
 
         def inspire(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [sys.executable, "-m", "inspire_build", *args],
-                env={**env, **extra},
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
+            return run_inspire(*args, env={**env, **extra}, timeout=600)
 
         runs = [inspire("build", "--split", "eval", "--limit", str(len(world.TARGET_KINDS)))]
         con = duckdb.connect(str(tmp / "w.duckdb"), read_only=True)

@@ -17,16 +17,11 @@ from typer.core import TyperGroup, TyperOption
 from inspire_build import warehouse
 from inspire_build.cli import app
 from inspire_build.local_server import free_port
+from tests.conftest import run_inspire
 
 
 def inspire(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "inspire_build", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return run_inspire(*args, env=env, timeout=120)
 
 
 ACCEPTANCE_IDS = [

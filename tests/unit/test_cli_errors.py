@@ -27,19 +27,14 @@ from inspire_build.errors import (
     WarehouseError,
     WarehouseLockedError,
 )
+from tests.conftest import run_inspire
 from tests.unit.test_exports import VERSION, Built, build
 
 
 def inspire(warehouse_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "INSPIRE_WAREHOUSE": str(warehouse_path)}
     environment = {k: v for k, v in environment.items() if not k.startswith("PREFECT_")}
-    return subprocess.run(
-        [sys.executable, "-m", "inspire_build", *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-    )
+    return run_inspire(*args, env=environment, timeout=120)
 
 
 def one_error(result: subprocess.CompletedProcess[str], code: int) -> str:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from inspire_build import warehouse
+from tests.conftest import run_inspire
 
 QRELS = "i1 0 a 3\ni1 0 b 1\ni2 0 c 2\n"
 RUN = '{"instance_id": "i1", "ranking": ["a"]}\n{"instance_id": "i2", "ranking": ["x", "c"]}\n'
@@ -22,13 +22,7 @@ TRAJECTORIES = '{"instance_id": "i1", "steps": [{"tool": "search", "exposed": ["
 def inspire(
     *args: str | Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "inspire_build", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
+    return run_inspire(*args, env={**os.environ, **(env or {})}, timeout=120)
 
 
 def one_error(result: subprocess.CompletedProcess[str], *fragments: str) -> str:

@@ -9,7 +9,6 @@ import datetime as dt
 import hashlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from inspire_build import boundary, boundary_store, exports, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
+from tests.conftest import run_inspire
 
 VERSION = "eval-0123456789ab"
 KEY_HEX = "5e" * 32
@@ -76,13 +76,7 @@ def build(tmp_path: Path) -> Built:
 
 def inspire(path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {"PATH": "/usr/bin:/bin", "INSPIRE_WAREHOUSE": str(path), **env}
-    return subprocess.run(
-        [sys.executable, "-m", "inspire_build", *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-    )
+    return run_inspire(*args, env=environment, timeout=120)
 
 
 def plant(path: Path, sql: str, params: list[object]) -> None:
