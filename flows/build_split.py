@@ -30,33 +30,27 @@ from prefect.states import Cancelled as CancelledState
 
 from flows import console
 from flows import progress as stages
-from inspire_build import build_runs, exports, gold, pipeline, splits, warehouse
-from inspire_build import selection as selecting
+from inspire_build import build_runs, exports, gold, pipeline, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InspireError
 from inspire_build.models import TargetStatus
+from inspire_build.selection import Selection
 from inspire_build.sources import make_client
 
 # Tasks take live connections, which Prefect must not try to hash for its cache.
 NO_STORE: dict[str, Any] = {"cache_policy": NO_CACHE, "persist_result": False}
 LINEAGE_SHARE = 50.0  # the build's progress artifact: lineage is its first half
-# The stages `inspire build` draws a bar for.
-SELECTION, LINEAGE, LLM_STEPS, WRITE = (
-    "select targets",
-    "lineage: S2 reference lists",
-    "briefs, audits, grades",
-    "write the version",
-)
+SELECTION, LINEAGE, LLM_STEPS, WRITE = pipeline.STEPS  # the bars `inspire build` draws
 
 
 @task(name="select-targets", **NO_STORE)
-def select_targets(client: Any, con: Any, settings: Settings, split: str) -> selecting.Selection:
-    return selecting.select_targets(client, con, settings, split)
+def select_targets(client: Any, con: Any, settings: Settings, split: str) -> Selection:
+    return pipeline.select(client, con, settings, split)
 
 
 @task(name="resolve-lineage", **NO_STORE)
 def resolve_all(
-    client: Any, con: Any, settings: Settings, selection: selecting.Selection, shown: Any
+    client: Any, con: Any, settings: Settings, selection: Selection, shown: Any
 ) -> list[str]:
     # One batch for every target: a work many targets cite is fetched once (see lower_bound).
     logger = get_run_logger()
@@ -82,7 +76,7 @@ def gold_chunk(
         console.checkpoint()
         stages.advance(LLM_STEPS, next(behind), total)
 
-    outcomes = gold.run(llm, con, settings, chunk, between=between)
+    outcomes = pipeline.llm_steps(llm, con, settings, chunk, between=between)
     return sum(o.status is TargetStatus.ACCEPTED for o in outcomes)
 
 
@@ -90,7 +84,7 @@ def gold_chunk(
 def write_version(
     con: Any, settings: Settings, split: str, label: str | None, targets: list[str]
 ) -> dict[str, Any]:
-    return splits.write_version(con, settings, split, label, targets)
+    return pipeline.write(con, settings, split, label, targets)
 
 
 @flow(name="build-split", log_prints=True)

@@ -1,9 +1,9 @@
-"""The build steps in order, as plain calls in this process: no Prefect.
+"""The build's steps, in order (:data:`STEPS`), as plain calls in this process: no Prefect.
 
-``flows/build_split.py`` runs these steps as Prefect tasks (state, retries, the UI, chunked LLM
-steps with progress). This module is the same wiring for tests, benchmarks and notebooks that
-want a split version in seconds; both resolve lineage through :func:`lineage`, so both apply
-the split's window on first public dates.
+``flows/build_split.py`` runs these same step functions as Prefect tasks (state, the UI, the
+LLM steps in chunks, progress per step); :func:`build_split` runs them one after another, for
+tests, benchmarks and notebooks that want a split version in seconds. One wiring: a step
+changes here, for both.
 """
 
 from __future__ import annotations
@@ -17,8 +17,29 @@ from inspire_build import boundary_store, gold, lineage_rows, resolve, splits, w
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient
+from inspire_build.llm import LLM
 from inspire_build.models import TargetStatus
 from inspire_build.selection import Selection, select_targets
+
+# The steps' names, in order; `inspire build` draws a progress bar for each.
+SELECT, LINEAGE, LLM_STEPS, WRITE = (
+    "select targets",
+    "lineage: S2 reference lists",
+    "briefs, audits, grades",
+    "write the version",
+)
+STEPS = (SELECT, LINEAGE, LLM_STEPS, WRITE)
+
+
+def select(
+    client: HttpClient,
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    split: str,
+    limit: int | None = None,
+) -> Selection:
+    """Step 1: the split's targets, each candidate recorded with a status and a reason."""
+    return select_targets(client, con, settings, split, limit)
 
 
 def lineage(
@@ -28,7 +49,8 @@ def lineage(
     selection: Selection,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[str]:
-    """Resolve and write every selected target's lineage; returns those left as candidates."""
+    """Step 2: resolve and write every selected target's lineage; returns those left as
+    candidates."""
     config = settings.split(selection.split)
     results = resolve.resolve_lineage(
         selection.selected,
@@ -41,6 +63,28 @@ def lineage(
     )
     lineage_rows.write(con, results, selection.split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status is TargetStatus.CANDIDATE]
+
+
+def llm_steps(
+    llm: LLM,
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    targets: list[str],
+    between: Callable[[], None] = lambda: None,
+) -> list[gold.Outcome]:
+    """Step 3: brief, audit and grade each target (``between`` runs before each one)."""
+    return gold.run(llm, con, settings, targets, between=between)
+
+
+def write(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    split: str,
+    label: str | None,
+    targets: list[str],
+) -> dict[str, Any]:
+    """Step 4: write the split version of the accepted targets among ``targets``."""
+    return splits.write_version(con, settings, split, label, targets)
 
 
 def check_sources(settings: Settings) -> None:
@@ -63,7 +107,7 @@ def build_split(
     limit: int | None = None,
 ) -> dict[str, Any]:
     """Select, resolve, brief/audit/grade and write one split version; returns its row."""
-    selection = select_targets(client, con, settings, split, limit)
+    selection = select(client, con, settings, split, limit)
     candidates = lineage(con, client, settings, selection)
-    gold.run(gold.make_llm(settings, con), con, settings, candidates)
-    return splits.write_version(con, settings, split, targets=candidates)
+    llm_steps(gold.make_llm(settings, con), con, settings, candidates)
+    return write(con, settings, split, None, candidates)
