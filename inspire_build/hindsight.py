@@ -507,3 +507,36 @@ def write(
     tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, out / "manifest.json")
     return manifest
+
+
+def build_version(
+    con: duckdb.DuckDBPyConnection,
+    version: str,
+    budget: int = DEFAULT_BUDGET,
+    started: Callable[[int], Callable[[], None]] = lambda _n: lambda: None,
+) -> tuple[Outcome, dict[str, object], list[Instance]]:
+    """A replay-checked demonstration per instance of a train version, over the corpus.
+    ``started(instances)`` returns what to call after each instance (progress)."""
+    from inspire_build.env import backends, store
+
+    info = version_info(con, version)
+    if not store.corpus_size(con):
+        raise InputError("the corpus is empty; fill it with `inspire corpus build`")
+    instances = load_instances(con, version)
+    advance = started(len(instances))
+    return build_all(instances, backends.LocalBackend(con), budget, advance), info, instances
+
+
+def export(
+    out_dir: Path, outcome: Outcome, info: Mapping[str, object], instances: Sequence[Instance]
+) -> dict[str, object]:
+    """Write the demonstrations (:func:`write`) and the keyphrase policy trained on the kept
+    ones (``policy.json``); returns the manifest."""
+    from inspire_build.env.policy import train
+
+    kept = outcome.kept
+    manifest = write(out_dir, outcome, dict(info), funnel(kept, instances))
+    if kept:
+        policy = train([(d.brief, d.queries) for d in kept])
+        (out_dir / "policy.json").write_text(json.dumps(policy.to_json()) + "\n", encoding="utf-8")
+    return manifest

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -91,12 +91,9 @@ def corpus_build(
             window = openalex.window_filter(
                 fields or ["Computer Science"], _parse_date(start), _parse_date(end)
             )
-            records = []
             with _progress() as progress:
                 listing = progress.add_task("OpenAlex works", total=None)
-                for paper in openalex.iter_works(client, window):
-                    records.append(corpus.from_paper(paper))
-                    progress.advance(listing)
+                records = corpus.from_openalex(client, window, lambda: progress.advance(listing))
             origin = "openalex"
         size = store.write_corpus(con, records, origin)
     out.print(
@@ -139,8 +136,7 @@ def agent_run(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Run an agent on every instance of a split version; writes its run and trajectories."""
-    from inspire_build.env import agents, run, store
-    from inspire_build.env.core import SearchEnv
+    from inspire_build.env import agents, run
 
     _check_split(ctx, split, version, warehouse_path)
     chosen_agent = agents.make_agent(agent)
@@ -152,22 +148,20 @@ def agent_run(
         chosen_agent = agents.MultiQueryAgent(Policy.load(policy), name="multi-query-learned")
         agent = chosen_agent.name
     root: _Context = ctx.obj
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    with (
+        warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con,
+        ExitStack() as shown,
+    ):
+
+        def started(chosen: str, instances: int) -> Callable[[], None]:
+            bars = shown.enter_context(_progress())  # once the instances are known
+            bar = bars.add_task(f"{agent} on {chosen}", total=instances)
+            return lambda: bars.advance(bar)
+
         mode: SourceMode | None = "replay" if offline else None
-        chosen, tasks, made = run.prepare(con, root.settings, split, version, backend, mode)
-        with _progress() as progress:
-            bar = progress.add_task(f"{agent} on {chosen}", total=len(tasks))
-            sessions = run.run_agent(
-                chosen_agent,
-                tasks,
-                lambda task: SearchEnv(task, budget, made),
-                chosen,
-                lambda: progress.advance(bar),
-            )
-        store.write_sessions(con, sessions)
-    run.write_jsonl(out_path, (s.env.run_line() for s in sessions))
-    run.write_jsonl(trajectories, (s.env.trajectory_line() for s in sessions))
-    calls = sum(len(s.env.steps) for s in sessions)
+        where = (split, version, backend, budget)
+        chosen, sessions = run.run_split(con, root.settings, chosen_agent, where, mode, started)
+    calls = run.write_run(sessions, out_path, trajectories)
     out.print(
         f"{agent}: {len(sessions)} instance(s) of {chosen}, {calls} tool call(s) on {backend}; "
         f"wrote {out_path} and {trajectories}"
@@ -186,26 +180,21 @@ def hindsight_build(
     """Build a replay-checked demonstration per instance; write the chat SFT JSONL, the kept
     run and trajectories, a manifest, and the keyphrase policy trained on them."""
     from inspire_build import hindsight, splits
-    from inspire_build.env import backends, store
-    from inspire_build.env.policy import train
 
     _check_split(ctx, split, version, warehouse_path)
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    with (
+        warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con,
+        ExitStack() as shown,
+    ):
         chosen = version or splits.latest_version(con, split)
-        info = hindsight.version_info(con, chosen)
-        if not store.corpus_size(con):
-            raise InputError("the corpus is empty; fill it with `inspire corpus build`")
-        instances = hindsight.load_instances(con, chosen)
-        with _progress() as progress:
-            bar = progress.add_task(f"demonstrations of {chosen}", total=len(instances))
-            outcome = hindsight.build_all(
-                instances, backends.LocalBackend(con), budget, lambda: progress.advance(bar)
-            )
-    kept = outcome.kept
-    manifest = hindsight.write(out_dir, outcome, info, hindsight.funnel(kept, instances))
-    if kept:
-        policy = train([(d.brief, d.queries) for d in kept])
-        (out_dir / "policy.json").write_text(json.dumps(policy.to_json()) + "\n", encoding="utf-8")
+
+        def started(instances: int) -> Callable[[], None]:
+            bars = shown.enter_context(_progress())  # once the instances are known
+            bar = bars.add_task(f"demonstrations of {chosen}", total=instances)
+            return lambda: bars.advance(bar)
+
+        outcome, info, instances = hindsight.build_version(con, chosen, budget, started)
+    manifest = hindsight.export(out_dir, outcome, info, instances)
     out.print(
         f"{manifest['kept']} of {manifest['instances']} demonstration(s) of {chosen} kept "
         f"({manifest['kept_share']:.1%}); dropped: "

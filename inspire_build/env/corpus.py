@@ -13,11 +13,12 @@ import dataclasses
 import datetime as dt
 import gzip
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from inspire_build import cutoff, ids
 from inspire_build.errors import InputError
+from inspire_build.http import HttpClient
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.lineage import canonical_id
 from inspire_build.models import DatePrecision, Paper, Source
@@ -63,6 +64,20 @@ def from_paper(paper: Paper) -> CorpusRecord:
         paper.authors,
         tuple(dates),
     )
+
+
+def from_openalex(
+    client: HttpClient, window: str, advance: Callable[[], None] = lambda: None
+) -> list[CorpusRecord]:
+    """Every OpenAlex work of a filter (``openalex.window_filter``), page by page through the
+    cursor; ``advance`` is called after each work (progress)."""
+    from inspire_build.sources import openalex
+
+    records = []
+    for paper in openalex.iter_works(client, window):
+        records.append(from_paper(paper))
+        advance()
+    return records
 
 
 def from_world(records: Iterable[object]) -> list[CorpusRecord]:

@@ -77,3 +77,32 @@ def prepare(
         raise InputError("the corpus is empty; fill it with `inspire corpus build`")
     made = backends.make_backend(backend, con, lambda: make_client(settings, con, mode=mode))
     return chosen, store.load_tasks(con, chosen), made
+
+
+def run_split(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    agent: Agent,
+    where: tuple[str, str | None, str, int],
+    mode: SourceMode | None = None,
+    started: Callable[[str, int], Callable[[], None]] = lambda _v, _n: lambda: None,
+) -> tuple[str, list[Session]]:
+    """Run ``agent`` on every instance of a split version, with ``where`` = (split, version
+    or None for the latest, backend name, budget), and log its sessions in the warehouse.
+    ``started(version, instances)`` returns what to call after each instance (progress).
+    Returns the version and the sessions, in instance order."""
+    split, version, backend, budget = where
+    chosen, tasks, made = prepare(con, settings, split, version, backend, mode)
+    advance = started(chosen, len(tasks))
+    sessions = run_agent(agent, tasks, lambda task: SearchEnv(task, budget, made), chosen, advance)
+    from inspire_build.env import store
+
+    store.write_sessions(con, sessions)
+    return chosen, sessions
+
+
+def write_run(sessions: Sequence[Session], run_path: Path, trajectories: Path) -> int:
+    """Write the sessions' run file and trajectory file; returns the tool calls they made."""
+    write_jsonl(run_path, (s.env.run_line() for s in sessions))
+    write_jsonl(trajectories, (s.env.trajectory_line() for s in sessions))
+    return sum(len(s.env.steps) for s in sessions)
