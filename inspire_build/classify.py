@@ -28,7 +28,7 @@ SOURCE_PROBLEMS = "[source problems: "
 
 
 @dataclasses.dataclass
-class Work:
+class ResolvedWork:
     """One work across targets: every ID it is known by, and every source's record of it."""
 
     ids: set[PaperId]
@@ -43,7 +43,7 @@ class Work:
 @dataclasses.dataclass
 class ResolvedReference:
     entry: MergedReference
-    work: Work | None
+    work: ResolvedWork | None
     status: ReferenceStatus
     reason: str
     date: SourceDate | None
@@ -52,7 +52,7 @@ class ResolvedReference:
 @dataclasses.dataclass
 class TargetLineage:
     requested: str
-    work: Work
+    work: ResolvedWork
     target_date: dt.date | None
     cutoff: dt.date | None
     references: list[ResolvedReference]
@@ -66,17 +66,17 @@ class TargetLineage:
 
 
 class Works:
-    """Union of IDs across every record and mention seen: one Work per connected set."""
+    """Union of IDs across every record and mention seen: one ResolvedWork per connected set."""
 
     def __init__(self) -> None:
-        self.by_id: dict[PaperId, Work] = {}
+        self.by_id: dict[PaperId, ResolvedWork] = {}
 
-    def add(self, found: Iterable[PaperId]) -> Work | None:
+    def add(self, found: Iterable[PaperId]) -> ResolvedWork | None:
         found = list(found)
         if not found:
             return None
         works = list({id(w): w for i in found if (w := self.by_id.get(i)) is not None}.values())
-        work = works[0] if works else Work(ids=set())
+        work = works[0] if works else ResolvedWork(ids=set())
         for other in works[1:]:
             work.ids |= other.ids
             work.records += other.records
@@ -86,14 +86,14 @@ class Works:
             self.by_id[paper_id] = work
         return work
 
-    def current(self, work: Work) -> Work:
-        """The live Work that ``work`` was merged into (or ``work`` itself)."""
+    def current(self, work: ResolvedWork) -> ResolvedWork:
+        """The live ResolvedWork that ``work`` was merged into (or ``work`` itself)."""
         return next((self.by_id[i] for i in work.ids if i in self.by_id), work)
 
-    def get(self, found: Iterable[PaperId]) -> Work | None:
+    def get(self, found: Iterable[PaperId]) -> ResolvedWork | None:
         return next((self.by_id[i] for i in found if i in self.by_id), None)
 
-    def all(self) -> list[Work]:
+    def all(self) -> list[ResolvedWork]:
         return list({id(w): w for w in self.by_id.values()}.values())
 
 
@@ -109,7 +109,7 @@ def source_date(
 
 
 def source_problems(
-    found: Iterable[PaperId], work: Work | None, failed: Mapping[PaperId, str]
+    found: Iterable[PaperId], work: ResolvedWork | None, failed: Mapping[PaperId, str]
 ) -> str | None:
     """Why the sources could not say more about a work (unreadable answers, wrong-typed
     fields), in one line; None when there is nothing to say."""
@@ -127,7 +127,7 @@ def with_problems(reason: str, problems: str | None) -> str:
 
 def classify(
     raw: str,
-    target: Work,
+    target: ResolvedWork,
     entries: list[MergedReference],
     works: Works,
     given_date: dt.date | None,

@@ -55,7 +55,7 @@ class Inputs:
 
 
 @dataclasses.dataclass(frozen=True)
-class Outcome:
+class Verdict:
     target_id: str
     status: TargetStatus
     kind: TargetOutcome  # the reason's kind: targets.outcome
@@ -189,7 +189,7 @@ def run(
     settings: Settings,
     target_ids: list[str],
     between: Callable[[], None] = lambda: None,
-) -> list[Outcome]:
+) -> list[Verdict]:
     """Brief, audit and grade each target; write every row and the targets' verdicts.
     ``between`` runs before each target (the flow's check for a cancelling signal)."""
     warehouse.build_search_index(con)
@@ -216,19 +216,19 @@ def run_batched(
     *,
     poll_s: float = 30.0,
     say: Callable[[str], None] = lambda _: None,
-) -> list[Outcome]:
+) -> list[Verdict]:
     """:func:`run` through the OpenAI Batch API: every LLM request goes out in batch jobs."""
     return run_in_batches(
         llm, con, lambda: run(llm, con, settings, target_ids), poll_s=poll_s, say=say
     )
 
 
-def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> Outcome:
+def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> Verdict:
     """Brief, audit and grade one target, writing its rows; the verdict is the caller's."""
     excluded = TargetStatus.EXCLUDED
     inputs = load_inputs(con, target_id)
     if not inputs.antecedents:
-        return Outcome(target_id, excluded, TargetOutcome.NO_ELIGIBLE, "no eligible antecedent")
+        return Verdict(target_id, excluded, TargetOutcome.NO_ELIGIBLE, "no eligible antecedent")
     drafts = brief_and_audit(llm, con, inputs, settings)
     briefs = drafts.rows
     warehouse.replace_where(con, "briefs", {"target_id": target_id}, briefs, ["brief_id"])
@@ -239,18 +239,18 @@ def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id
         ["brief_id", "check"],
     )
     if drafts.llm_failure is not None:
-        return Outcome(
+        return Verdict(
             target_id, excluded, TargetOutcome.LLM_FAILED, drafts.llm_failure, len(briefs)
         )
     if not drafts.accepted:
         why = f"every brief leaked ({len(briefs)} attempts): {briefs[-1]['reason']}"
-        return Outcome(target_id, excluded, TargetOutcome.EVERY_BRIEF_LEAKED, why, len(briefs))
+        return Verdict(target_id, excluded, TargetOutcome.EVERY_BRIEF_LEAKED, why, len(briefs))
     return _grade(llm, con, settings, inputs, len(briefs))
 
 
 def _grade(
     llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, inputs: Inputs, attempts: int
-) -> Outcome:
+) -> Verdict:
     """Grade the eligible references of a target whose brief was accepted; write the grades."""
     target_id, excluded = inputs.target_id, TargetStatus.EXCLUDED
     try:
@@ -267,7 +267,7 @@ def _grade(
     except LLMError as error:  # e.g. references still missing after the repair retry
         _write_grades(con, target_id, [], None)
         why = f"grading failed, so no antecedent is graded: {error}"
-        return Outcome(target_id, excluded, TargetOutcome.GRADING_FAILED, why, attempts)
+        return Verdict(target_id, excluded, TargetOutcome.GRADING_FAILED, why, attempts)
     rows = [
         {
             "target_id": target_id,
@@ -285,12 +285,12 @@ def _grade(
     _write_grades(con, target_id, rows, len(rows) - grades)
     if not grades:
         why = f"the grader found no antecedent among {len(rows)} eligible references"
-        return Outcome(target_id, excluded, TargetOutcome.NO_ANTECEDENT, why, attempts)
+        return Verdict(target_id, excluded, TargetOutcome.NO_ANTECEDENT, why, attempts)
     why = (
         f"brief accepted on attempt {attempts}; {grades} antecedents among "
         f"{len(rows)} graded references"
     )
-    return Outcome(target_id, TargetStatus.ACCEPTED, TargetOutcome.ACCEPTED, why, attempts, grades)
+    return Verdict(target_id, TargetStatus.ACCEPTED, TargetOutcome.ACCEPTED, why, attempts, grades)
 
 
 def _write_grades(
@@ -308,7 +308,7 @@ def _write_grades(
     )
 
 
-def _verdict(con: duckdb.DuckDBPyConnection, outcome: Outcome) -> None:
+def _verdict(con: duckdb.DuckDBPyConnection, outcome: Verdict) -> None:
     """The target's status, outcome and reason; the lineage step's source problems stay on it."""
     problems = warehouse.source_problems(con, outcome.target_id)
     warehouse.update_where(

@@ -70,7 +70,7 @@ class Antecedent:
 
 
 @dataclasses.dataclass(frozen=True)
-class Instance:
+class GoldInstance:
     """A train instance with its gold: the builder's input, never shown to an agent."""
 
     task: Task
@@ -142,7 +142,7 @@ def candidate_weights(
 
 
 def build(
-    instance: Instance,
+    instance: GoldInstance,
     search: Callable[[str, int], Sequence[Found]],
     read: Callable[[str], PaperView | None],
     budget: int = DEFAULT_BUDGET,
@@ -193,7 +193,7 @@ def build(
 
 
 def probe(
-    instance: Instance, backend: Backend
+    instance: GoldInstance, backend: Backend
 ) -> tuple[Callable[[str, int], Sequence[Found]], Callable[[str], PaperView | None]]:
     """Hindsight probes through a SearchEnv (so its cutoff and target rules apply), unbudgeted."""
     env = SearchEnv(instance.task, 10**9, backend)
@@ -234,7 +234,9 @@ class Drop:
     TITLE_COPY = "copies_title_ngram"
 
 
-def check(demo: Demonstration, instance: Instance, backend: Backend) -> tuple[list[str], SearchEnv]:
+def check(
+    demo: Demonstration, instance: GoldInstance, backend: Backend
+) -> tuple[list[str], SearchEnv]:
     """Replay ``demo`` through a fresh SearchEnv with the instance's cutoff and the demo's
     budget; the drop reasons (empty: keep it) and the replayed env."""
     task = instance.task
@@ -386,7 +388,7 @@ def chat_record(demo: Demonstration) -> dict[str, object]:
 
 
 @dataclasses.dataclass(frozen=True)
-class Outcome:
+class DemoOutcome:
     """Every demonstration built, and each one's drop reasons (empty: kept)."""
 
     demonstrations: tuple[Demonstration, ...]
@@ -418,7 +420,7 @@ def version_info(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, obje
     return dict(zip(keys, row, strict=True))
 
 
-def load_instances(con: duckdb.DuckDBPyConnection, version: str) -> list[Instance]:
+def load_instances(con: duckdb.DuckDBPyConnection, version: str) -> list[GoldInstance]:
     """One split version's instances with their graded antecedents (title and abstract from
     the corpus, else the warehouse's papers). Reads nothing of any other version."""
     from inspire_build.env import store
@@ -429,17 +431,17 @@ def load_instances(con: duckdb.DuckDBPyConnection, version: str) -> list[Instanc
             Antecedent(str(paper_id), int(tier), title, abstract)
         )
     return [
-        Instance(task, tuple(graded.get(task.instance_id, ())))
+        GoldInstance(task, tuple(graded.get(task.instance_id, ())))
         for task in store.load_tasks(con, version)
     ]
 
 
 def build_all(
-    instances: Sequence[Instance],
+    instances: Sequence[GoldInstance],
     backend: Backend,
     budget: int = DEFAULT_BUDGET,
     advance: Callable[[], None] = lambda: None,
-) -> Outcome:
+) -> DemoOutcome:
     """Build a demonstration per instance and replay-check each one."""
     demos, reasons = [], {}
     for instance in instances:
@@ -447,10 +449,10 @@ def build_all(
         demos.append(demo)
         reasons[demo.instance_id] = tuple(check(demo, instance, backend)[0])
         advance()
-    return Outcome(tuple(demos), reasons)
+    return DemoOutcome(tuple(demos), reasons)
 
 
-def funnel(demos: Sequence[Demonstration], instances: Sequence[Instance]) -> Scores:
+def funnel(demos: Sequence[Demonstration], instances: Sequence[GoldInstance]) -> Scores:
     """The demonstrations' own scores (funnel included) over ``instances``, by the evaluation
     module: an instance without a kept demonstration scores 0."""
     qrels = {i.task.instance_id: {a.paper_id: a.tier for a in i.antecedents} for i in instances}
@@ -460,7 +462,7 @@ def funnel(demos: Sequence[Demonstration], instances: Sequence[Instance]) -> Sco
 
 
 def write(
-    out: Path, outcome: Outcome, version: Mapping[str, object], scores: Scores
+    out: Path, outcome: DemoOutcome, version: Mapping[str, object], scores: Scores
 ) -> dict[str, object]:
     """demonstrations.jsonl (chat SFT, kept only), run.jsonl and trajectories.jsonl (the kept
     demonstrations, for ``inspire eval``) and manifest.json; returns the manifest."""
@@ -514,7 +516,7 @@ def build_version(
     version: str,
     budget: int = DEFAULT_BUDGET,
     started: Callable[[int], Callable[[], None]] = lambda _n: lambda: None,
-) -> tuple[Outcome, dict[str, object], list[Instance]]:
+) -> tuple[DemoOutcome, dict[str, object], list[GoldInstance]]:
     """A replay-checked demonstration per instance of a train version, over the corpus.
     ``started(instances)`` returns what to call after each instance (progress)."""
     from inspire_build.env import backends, store
@@ -528,7 +530,10 @@ def build_version(
 
 
 def export(
-    out_dir: Path, outcome: Outcome, info: Mapping[str, object], instances: Sequence[Instance]
+    out_dir: Path,
+    outcome: DemoOutcome,
+    info: Mapping[str, object],
+    instances: Sequence[GoldInstance],
 ) -> dict[str, object]:
     """Write the demonstrations (:func:`write`) and the keyphrase policy trained on the kept
     ones (``policy.json``); returns the manifest."""

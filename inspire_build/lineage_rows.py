@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import duckdb
 
 from inspire_build import warehouse
-from inspire_build.classify import ResolvedReference, TargetLineage, Work
+from inspire_build.classify import ResolvedReference, ResolvedWork, TargetLineage
 from inspire_build.models import DatePrecision, ReferenceStatus, Source
 
 
@@ -34,7 +34,7 @@ def write(
             _write_target(con, result, split, sources, now)
 
 
-def _id_rows(work: Work) -> list[dict[str, object]]:
+def _id_rows(work: ResolvedWork) -> list[dict[str, object]]:
     """Each of a work's IDs in the crosswalk, with the source that gave it."""
     rows: list[dict[str, object]] = []
     for paper_id in sorted(work.ids, key=str):
@@ -110,7 +110,7 @@ def _completeness_row(
     }
 
 
-def _paper_row(work: Work, now: dt.datetime) -> dict[str, object]:
+def _paper_row(work: ResolvedWork, now: dt.datetime) -> dict[str, object]:
     def pick(attribute: str) -> object:
         for source in (Source.OPENALEX, Source.S2, Source.ARXIV):
             for record in work.records:

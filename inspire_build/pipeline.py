@@ -71,7 +71,7 @@ def llm_steps(
     settings: Settings,
     targets: list[str],
     between: Callable[[], None] = lambda: None,
-) -> list[gold.Outcome]:
+) -> list[gold.Verdict]:
     """Step 3: brief, audit and grade each target (``between`` runs before each one)."""
     return gold.run(llm, con, settings, targets, between=between)
 

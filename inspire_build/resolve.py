@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from inspire_build import ids
-from inspire_build.classify import TargetLineage, Work, Works, classify, source_date
+from inspire_build.classify import ResolvedWork, TargetLineage, Works, classify, source_date
 from inspire_build.cutoff import SourceDate
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient, NotFound, UnreadableBody
@@ -45,7 +45,7 @@ class _Fetched:
     # ID -> why a source's answer about it could not be read; noted on its reference or target.
     failed: dict[str, str] = dataclasses.field(default_factory=dict)
     target_records: dict[str, Paper | None] = dataclasses.field(default_factory=dict)
-    target_works: dict[str, Work] = dataclasses.field(default_factory=dict)
+    target_works: dict[str, ResolvedWork] = dataclasses.field(default_factory=dict)
     records: dict[str, Paper | None] = dataclasses.field(default_factory=dict)  # OpenAlex, cited
     arxiv_found: dict[str, Paper | None] = dataclasses.field(default_factory=dict)
     s2_lists: dict[str, list[Mention]] = dataclasses.field(default_factory=dict)
@@ -345,7 +345,7 @@ def _existing_id(found: Iterable[PaperId], existing: Mapping[PaperId, str]) -> s
     return known[0] if known else None
 
 
-def _attach(work: Work, record: Paper) -> None:
+def _attach(work: ResolvedWork, record: Paper) -> None:
     work.records.append(record)
     work.ids.update(_typed(record))
     if record.source is Source.ARXIV:

@@ -26,7 +26,7 @@ class Built(NamedTuple):
     con: duckdb.DuckDBPyConnection
     settings: Settings
     targets: list[str]
-    outcomes: list[gold.Outcome]
+    outcomes: list[gold.Verdict]
     calls: int
 
 

@@ -132,7 +132,9 @@ class Frozen:
 _FROZEN: list[Frozen] = []
 
 
-def _build(con: duckdb.DuckDBPyConnection) -> tuple[list[hindsight.Instance], hindsight.Outcome]:
+def _build(
+    con: duckdb.DuckDBPyConnection,
+) -> tuple[list[hindsight.GoldInstance], hindsight.DemoOutcome]:
     if not _FROZEN:
         _FROZEN.append(Frozen(backends.LocalBackend(con)))
     _FROZEN[0].inner = backends.LocalBackend(con)  # misses go to this warehouse
@@ -140,18 +142,18 @@ def _build(con: duckdb.DuckDBPyConnection) -> tuple[list[hindsight.Instance], hi
     return instances, hindsight.build_all(instances, _FROZEN[0])
 
 
-def _policy(outcome: hindsight.Outcome) -> Policy:
+def _policy(outcome: hindsight.DemoOutcome) -> Policy:
     return train([(d.brief, d.queries) for d in outcome.kept])
 
 
 @pytest.fixture(scope="module")
-def outcome(built: tuple[Path, Path]) -> tuple[list[hindsight.Instance], hindsight.Outcome]:
+def outcome(built: tuple[Path, Path]) -> tuple[list[hindsight.GoldInstance], hindsight.DemoOutcome]:
     with warehouse.open_warehouse(built[0]) as con:
         return _build(con)
 
 
 def test_no_query_copies_a_title_five_gram(
-    outcome: tuple[list[hindsight.Instance], hindsight.Outcome],
+    outcome: tuple[list[hindsight.GoldInstance], hindsight.DemoOutcome],
 ) -> None:
     instances, built = outcome
     titles = [a.title for i in instances for a in i.antecedents]
@@ -162,7 +164,7 @@ def test_no_query_copies_a_title_five_gram(
 
 
 def test_the_trained_policy_never_sees_eval_gold_or_briefs(
-    built: tuple[Path, Path], outcome: tuple[list[hindsight.Instance], hindsight.Outcome]
+    built: tuple[Path, Path], outcome: tuple[list[hindsight.GoldInstance], hindsight.DemoOutcome]
 ) -> None:
     path, root = built
     copy = root / "altered.duckdb"

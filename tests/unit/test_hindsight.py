@@ -15,7 +15,7 @@ import pytest
 from inspire_build import hindsight
 from inspire_build.env.core import Found, PaperView, Task, Work
 from inspire_build.env.policy import FEATURES, Policy, features, train
-from inspire_build.hindsight import Antecedent, Drop, Instance, ReadCall, SearchCall
+from inspire_build.hindsight import Antecedent, Drop, GoldInstance, ReadCall, SearchCall
 
 CUTOFF = dt.date(2024, 6, 1)
 EARLY = dt.date(2020, 1, 1)
@@ -168,7 +168,7 @@ RESULTS = {
     "gamma graphs": ["a2", "target"],
     "delta zeta": ["x"],
 }
-INSTANCE = Instance(
+INSTANCE = GoldInstance(
     Task("i1", BRIEF, CUTOFF, frozenset({"target"})),
     (
         Antecedent("a1", 3, "Alpha systems", "alpha beta systems delta"),
