@@ -31,15 +31,7 @@ SELECT, LINEAGE, LLM_STEPS, WRITE = (
 STEPS = (SELECT, LINEAGE, LLM_STEPS, WRITE)
 
 
-def select(
-    client: HttpClient,
-    con: duckdb.DuckDBPyConnection,
-    settings: Settings,
-    split: str,
-    limit: int | None = None,
-) -> Selection:
-    """Step 1: the split's targets, each candidate recorded with a status and a reason."""
-    return select_targets(client, con, settings, split, limit)
+select = select_targets  # step 1: the split's targets, each recorded with a status and a reason
 
 
 def lineage(
