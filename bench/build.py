@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
@@ -277,6 +278,32 @@ def report(measured: Measured) -> None:
             f"{run.briefed} of the targets reached the LLM steps"
         )
     print(f"Prefect server start-up (apart from the builds): {measured.prefect_start_s:.1f} s")
+    print(json.dumps(figures(measured)))
+
+
+def figures(measured: Measured) -> dict[str, float | int]:
+    """The named figures, for the last line: each run's calls, wall time and its ratio to the
+    rate-limit bound, Prefect's share, RSS, LLM calls and tokens."""
+    bound_s = max(measured.bound_s().values())
+    named: dict[str, float | int] = {
+        "targets": measured.targets,
+        "bound_s": round(bound_s, 2),
+        "prefect_start_s": round(measured.prefect_start_s, 2),
+    }
+    for label, run in (("cold", measured.cold), ("warm", measured.warm)):
+        named |= {
+            f"{label}_wall_s": round(run.wall_s, 2),
+            f"{label}_wall_ratio": round(run.wall_s / bound_s, 3) if bound_s else 0.0,
+            f"{label}_calls": sum(run.calls.values()),
+            f"{label}_calls_ratio": round(
+                sum(run.calls.values()) / max(1, sum(measured.bound.values())), 3
+            ),
+            f"{label}_prefect_share": round(run.prefect_share, 4),
+            f"{label}_peak_rss_mb": round(run.peak_rss_mb, 1),
+            f"{label}_llm_calls": run.llm_calls,
+            f"{label}_tokens": run.tokens,
+        }
+    return named
 
 
 def main() -> None:

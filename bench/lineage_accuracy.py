@@ -8,6 +8,7 @@ source beside the lower bound, and the calls of a second run (0 expected).
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 from inspire_build import warehouse
@@ -61,7 +62,20 @@ def main() -> None:
         f"HTTP calls total   : {total:5d}  lower bound {total_bound:5d}  "
         f"ratio {total / total_bound:.2f} (target <= 1.10); {elapsed:.1f} s"
     )
-    print(f"second run HTTP calls: {sum(s.network for s in rerun.stats.values())} (target 0)")
+    second = sum(s.network for s in rerun.stats.values())
+    print(f"second run HTTP calls: {second} (target 0)")
+    named = {
+        "merge_precision": round(scores.pair_precision, 4),
+        "merge_recall": round(scores.pair_recall, 4),
+        "date_exact": round(scores.date_exact, 4),
+        "status_sums_ok": scores.status_sums_ok,
+        "http_calls": total,
+        "http_calls_bound": total_bound,
+        "http_calls_ratio": round(total / total_bound, 3),
+        "resolve_s": round(elapsed, 2),
+        "second_run_calls": second,
+    }
+    print(json.dumps(named))
 
 
 if __name__ == "__main__":
