@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import re
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from inspire_build import boundary
+from inspire_build import boundary, boundary_store, warehouse
 
 from .conftest import Suite
 
@@ -130,3 +131,47 @@ def test_the_audit_prints_the_attacks_and_fails_on_an_unkeyed_id(
     assert planted.returncode == 1, report[-3000:]
     assert "hash attack: 1 instance ID(s) recovered" in report
     assert f"RECOVERED {old}" in report and "boundary FAILED" in report
+
+
+def test_a_competitor_with_the_public_files_narrows_by_cutoff_and_searches_with_the_brief(
+    suite: Suite, reference_export: list[str], tmp_path: Path
+) -> None:
+    """The third attack, played from the public files alone: each published cutoff narrows the
+    candidates to the papers first public on a consistent day (the jitter is on the card), and
+    the brief is searched with bm25 among them. The narrowing always keeps the true target (a
+    competitor loses nothing by it), it never leaves the target alone, and the figures are the
+    ones `inspire audit` computes from the warehouse."""
+    export = suite.root / "exports" / "reference"
+    lines = (export / "public" / "instances.jsonl").read_text(encoding="utf-8").splitlines()
+    public = [json.loads(line) for line in lines]
+    card = (export / "dataset_card.md").read_text(encoding="utf-8")
+    jitter = int(re.search(r"0 to (\d+) days", card).group(1))  # type: ignore[union-attr]
+    copy = tmp_path / "competitor.duckdb"  # the search index is built into the file
+    shutil.copy(suite.root / "reference.duckdb", copy)
+    con = warehouse.connect(copy)
+    truth = dict(
+        con.execute(
+            "SELECT i.instance_id, i.target_id FROM eval_latest i"  # the private side, to score
+        ).fetchall()
+    )
+    first_public = dict(con.execute("SELECT paper_id, first_public_date FROM papers").fetchall())
+    warehouse.build_search_index(con)
+    sizes, ranks = [], []
+    for row in public:
+        first, last = boundary.consistent_dates(dt.date.fromisoformat(row["cutoff"]), jitter)
+        target = truth[row["instance_id"]]
+        assert first <= first_public[target] <= last, (row["instance_id"], first, last)
+        ranked, size = warehouse.search_public_between(con, row["brief"], first, last)
+        sizes.append(size)
+        ranks.append(ranked.index(target) + 1 if target in ranked else None)
+    inputs = [
+        (r["brief"], dt.date.fromisoformat(r["cutoff"]), truth[r["instance_id"]]) for r in public
+    ]
+    audited = boundary_store._window_attack(con, inputs, jitter)
+    con.close()
+    top1 = sum(rank == 1 for rank in ranks) / len(ranks)
+    print(
+        f"window sizes min {min(sizes)}, median {sorted(sizes)[len(sizes) // 2]}; top-1 {top1:.1%}"
+    )
+    assert min(sizes) > 1
+    assert (sizes, ranks) == audited
