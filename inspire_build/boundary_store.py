@@ -154,10 +154,11 @@ def figure(value: float | None) -> str:
 
 def public_strings(con: duckdb.DuckDBPyConnection, version: str) -> list[str]:
     """Every string the version's public side shows or implies about how it was made."""
-    row = versions.labelled(con, version)
+    row = versions.header(con, version)
     if row is None:
         raise InputError(f"no split version {version!r}")
-    split, label, config, code = (str(v) if v is not None else "" for v in row)
+    keys = ("split", "label", "config_hash", "code_version")
+    split, label, config, code = (str(row[k]) if row[k] is not None else "" for k in keys)
     found = {version, split, label, config, config[:12], config[:16], code, "inspire", ""}
     return sorted(found)
 

@@ -310,7 +310,7 @@ def _write_grades(
 
 def _verdict(con: duckdb.DuckDBPyConnection, outcome: Verdict) -> None:
     """The target's status, outcome and reason; the lineage step's source problems stay on it."""
-    problems = warehouse.source_problems(con, outcome.target_id)
+    problems = lineage_table.source_problems(con, outcome.target_id)
     warehouse.update_where(
         con,
         "targets",

@@ -408,16 +408,16 @@ class DemoOutcome:
 
 def version_info(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, object]:
     """The split version's ID, split and config hash, for the manifest."""
-    row = versions.described(con, version)
+    row = versions.header(con, version)
     if row is None:
         raise InputError(f"no split version {version!r}")
-    if row[1] == "eval":
+    if row["split"] == "eval":
         raise InputError(
             "demonstrations are built from gold; building them on the eval split would train "
             "on the test set"
         )
     keys = ("version_id", "split", "config_hash", "code_version")
-    return dict(zip(keys, row, strict=True))
+    return {key: row[key] for key in keys}
 
 
 def load_instances(con: duckdb.DuckDBPyConnection, version: str) -> list[GoldInstance]:

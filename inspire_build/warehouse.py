@@ -460,16 +460,6 @@ def crosswalk(con: duckdb.DuckDBPyConnection) -> dict[PaperId, str]:
     return known
 
 
-def source_problems(con: duckdb.DuckDBPyConnection, target_id: str) -> str | None:
-    """What the lineage step recorded the sources could not say about a target (None: nothing)."""
-    row = con.execute(
-        "SELECT source_problems FROM targets WHERE paper_id = ? AND source_problems IS NOT NULL "
-        "LIMIT 1",
-        [target_id],
-    ).fetchone()
-    return str(row[0]) if row else None
-
-
 def lookup_ids(
     con: duckdb.DuckDBPyConnection, scheme: str, values: Sequence[str]
 ) -> dict[str, str]:

@@ -58,3 +58,13 @@ def target_statuses(con: duckdb.DuckDBPyConnection, split: str) -> dict[str, int
         "SELECT status, count(*) FROM targets WHERE split = ? GROUP BY 1", [split]
     ).fetchall()
     return {str(status): int(count) for status, count in rows}
+
+
+def source_problems(con: duckdb.DuckDBPyConnection, target_id: str) -> str | None:
+    """What the lineage step recorded the sources could not say about a target (None: nothing)."""
+    row = con.execute(
+        "SELECT source_problems FROM targets WHERE paper_id = ? AND source_problems IS NOT NULL "
+        "LIMIT 1",
+        [target_id],
+    ).fetchone()
+    return str(row[0]) if row else None

@@ -25,13 +25,15 @@ def briefs(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple[str, str,
     return [(str(i), str(t), str(b)) for i, t, b in rows]
 
 
-def described(con: duckdb.DuckDBPyConnection, version: str) -> tuple[Any, ...] | None:
-    """A version's ID, split, config hash and code version (None: no such version)."""
-    return con.execute(
-        "SELECT version_id, split, config_hash, code_version FROM split_versions "
+def header(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, Any] | None:
+    """A version's ID, split, label, config hash and code version (None: no such version)."""
+    rows = warehouse.dicts(
+        con,
+        "SELECT version_id, split, label, config_hash, code_version FROM split_versions "
         "WHERE version_id = ?",
         [version],
-    ).fetchone()
+    )
+    return rows[0] if rows else None
 
 
 def graded_with_text(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple[Any, ...]]:
@@ -45,14 +47,6 @@ def graded_with_text(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple
         "WHERE q.version_id = ? ORDER BY q.instance_id, q.paper_id",
         [version],
     ).fetchall()
-
-
-def labelled(con: duckdb.DuckDBPyConnection, version: str) -> tuple[Any, ...] | None:
-    """A version's split, label, config hash and code version (None: no such version)."""
-    return con.execute(
-        "SELECT split, label, config_hash, code_version FROM split_versions WHERE version_id = ?",
-        [version],
-    ).fetchone()
 
 
 def cutoffs(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple[Any, ...]]:
