@@ -286,11 +286,11 @@ def title_candidates(query: str, choices: Sequence[str], limit: int = 5) -> list
             query, choices, scorer=fuzz.ratio, score_cutoff=TITLE_THRESHOLD, limit=None
         )
     }
-    if len(query.split()) >= 5:
+    if len(set(query.split())) >= 5:  # the subset rule needs five distinct words on both sides
         for choice, _, index in process.extract(
             query, choices, scorer=fuzz.token_set_ratio, score_cutoff=100, limit=None
         ):
-            if len(set(choice.split())) >= 5 and len(set(query.split())) >= 5:
+            if len(set(choice.split())) >= 5:
                 scores[index] = max(scores.get(index, 0.0), TITLE_ONLY_THRESHOLD)
     return sorted(((score, index) for index, score in scores.items()), key=lambda s: (-s[0], s[1]))[
         :limit

@@ -16,9 +16,8 @@ from inspire_build import http, warehouse
 from inspire_build.config import Settings
 from inspire_build.http import HttpClient
 from inspire_build.sources import arxiv, make_client, openalex, semanticscholar
-from tests.conftest import SHARED_FIXTURES, run_inspire
-
-REAL = SHARED_FIXTURES / "real"
+from tests.conformance.conftest import REAL
+from tests.conftest import run_inspire
 
 
 def inspire(*args: str) -> subprocess.CompletedProcess[str]:
