@@ -13,6 +13,7 @@ bootstrap difference, as ``inspire eval compare`` computes it. Eval gold is read
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -113,6 +114,12 @@ def main() -> None:
     )
     print(f"{'learned - base (paired)':<24}{cells}")
     print(f"\n{time.perf_counter() - started:.0f} s")
+    named = {
+        f"{name}_{m}": round(scores.aggregate[m], 4)
+        for name, scores in scored.items()
+        for m in hindsight.FUNNEL
+    }
+    print(json.dumps(named))
 
 
 if __name__ == "__main__":

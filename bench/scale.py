@@ -13,6 +13,7 @@ Nothing is asserted: machines are shared and noisy.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 
 from build import SOURCES, Measured, measure
@@ -67,6 +68,17 @@ def main() -> None:
             f"{name} {exponent(a, b, n0, n1):.2f}" for name, (a, b) in figures.items()
         )
         print(f"  {n0} -> {n1} targets: {shown}")
+    named = {
+        f"{key}_{r.targets}": value
+        for r in results
+        for key, value in (
+            ("calls", sum(r.cold.calls.values())),
+            ("wall_s", round(r.cold.wall_s, 2)),
+            ("peak_rss_mb", round(r.cold.peak_rss_mb, 1)),
+            ("warm_calls", sum(r.warm.calls.values())),
+        )
+    }
+    print(json.dumps(named))
 
 
 if __name__ == "__main__":
