@@ -10,7 +10,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import duckdb
 import typer
 
 from inspire_build import (
@@ -250,9 +249,9 @@ def env_audit(
             )
 
 
+@contextmanager
 def _tool_sessions(
     ctx: typer.Context,
-    con: duckdb.DuckDBPyConnection,
     split: str,
     version: str | None,
     backend: str,
@@ -260,14 +259,16 @@ def _tool_sessions(
     lines: tuple[Path | None, Path | None],
     run_name: str | None,
     debug_reveal_scores: bool,
-) -> ToolSessions:
-    """The sessions of one run; ``lines`` are the run and trajectory files appended on submit."""
+    warehouse_path: Path | None,
+) -> Iterator[ToolSessions]:
+    """The sessions of one run, served while its warehouse stays open; ``lines`` are the run and
+    trajectory files appended on submit."""
     from inspire_build.env import run, server
     from inspire_build.env.core import SearchEnv
 
+    _check_split(ctx, split, version, warehouse_path)
     root: _Context = ctx.obj
     run_path, trajectories = lines
-    chosen, tasks, made = run.prepare(con, root.settings, split, version, backend)
 
     def submitted(env: SearchEnv, scores_revealed: bool) -> None:
         if run_path is not None:
@@ -275,18 +276,20 @@ def _tool_sessions(
         if trajectories is not None:
             run.append_jsonl(trajectories, env.trajectory_line(scores_revealed))
 
-    if debug_reveal_scores:
-        err.print(REVEAL_WARNING)
-    return server.ToolSessions(
-        tasks,
-        made,
-        con,
-        budget=budget,
-        run_name=run_name or (run_path.stem if run_path is not None else "default"),
-        version=chosen,
-        on_submit=submitted,
-        judge=server.judge_from(con, chosen) if debug_reveal_scores else None,
-    )
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        chosen, tasks, made = run.prepare(con, root.settings, split, version, backend)
+        if debug_reveal_scores:
+            err.print(REVEAL_WARNING)
+        yield server.ToolSessions(
+            tasks,
+            made,
+            con,
+            budget=budget,
+            run_name=run_name or (run_path.stem if run_path is not None else "default"),
+            version=chosen,
+            on_submit=submitted,
+            judge=server.judge_from(con, chosen) if debug_reveal_scores else None,
+        )
 
 
 REVEAL_WARNING = (
@@ -339,12 +342,10 @@ def env_serve(
     instance, kept in the warehouse."""
     from inspire_build.env import server
 
-    _check_split(ctx, split, version, warehouse_path)
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
-        sessions = _tool_sessions(
-            ctx, con, split, version, backend, budget, (run_path, trajectories), run_name,
-            debug_reveal_scores,
-        )  # fmt: skip
+    lines = (run_path, trajectories)
+    with _tool_sessions(
+        ctx, split, version, backend, budget, lines, run_name, debug_reveal_scores, warehouse_path
+    ) as sessions:
         err.print(
             f"serving {len(sessions.tasks)} instance(s) of run {sessions.run_name!r} on "
             f"http://127.0.0.1:{port}"
@@ -369,10 +370,8 @@ def env_mcp(
     kept in the warehouse."""
     from inspire_build.env.mcp_server import create_mcp
 
-    _check_split(ctx, split, version, warehouse_path)
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
-        sessions = _tool_sessions(
-            ctx, con, split, version, backend, budget, (run_path, trajectories), run_name,
-            debug_reveal_scores,
-        )  # fmt: skip
+    lines = (run_path, trajectories)
+    with _tool_sessions(
+        ctx, split, version, backend, budget, lines, run_name, debug_reveal_scores, warehouse_path
+    ) as sessions:
         create_mcp(sessions).run("stdio")
