@@ -22,6 +22,7 @@ DataCite DOI is an alias of the arXiv ID, so :func:`parse_any_id` returns the ar
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import unquote
@@ -63,7 +64,7 @@ _ARXIV_URL = re.compile(
     re.IGNORECASE,
 )
 _DOI = re.compile(r"10\.\d{4,9}/\S+")
-_DOI_URL = re.compile(r"(?:https?://)?(?:dx\.)?doi\.org/(?P<doi>.+)", re.IGNORECASE)
+_DOI_URL = re.compile(r"(?:https?://)?(?:dx\.)?doi\.org/(?P<id>.+)", re.IGNORECASE)
 _OPENALEX = re.compile(r"[Ww](?P<num>[1-9]\d*)")
 _OPENALEX_URL = re.compile(
     r"(?:https?://)?(?:api\.)?openalex\.org/(?:works/)?(?P<id>[^/?#]+)", re.IGNORECASE
@@ -90,16 +91,27 @@ def _old_style_is_valid(yymm: str) -> bool:
     return 1 <= month <= 12 and in_range
 
 
+def _unwrapped(
+    text: str, url: re.Pattern[str], label: str, from_url: Callable[[str], str] = str
+) -> str:
+    """``text`` stripped, and without its URL form (the pattern's ``id`` group, through
+    ``from_url``) or its ``label`` prefix (case-insensitive): what is left to validate."""
+    raw = text.strip()
+    found = url.fullmatch(raw)
+    if found:
+        return from_url(found.group("id"))
+    if raw.lower().startswith(label):
+        return raw[len(label) :].strip()
+    return raw
+
+
 def split_arxiv_version(text: str) -> tuple[str, int | None]:
     """Return ``(canonical arXiv ID, version or None)`` for any accepted arXiv form."""
     raw = text.strip()
-    url = _ARXIV_URL.fullmatch(raw)
-    if url:
-        raw = url.group("id")
-    elif raw.lower().startswith("arxiv:"):
-        raw = raw[len("arxiv:") :].strip()
-    elif raw.lower().startswith(ARXIV_DOI_PREFIX):
+    if raw.lower().startswith(ARXIV_DOI_PREFIX):  # never a URL or an ``arxiv:`` form
         raw = raw[len(ARXIV_DOI_PREFIX) :]
+    else:
+        raw = _unwrapped(raw, _ARXIV_URL, "arxiv:")
     new = _ARXIV_NEW.fullmatch(raw)
     if new and _new_style_is_valid(new.group("yymm"), new.group("num")):
         version = new.group("version")
@@ -119,13 +131,7 @@ def normalize_arxiv(text: str) -> str:
 
 def normalize_doi(text: str) -> str:
     """Canonical DOI: the bare ``10.x/...`` form, case-folded (DOIs are case-insensitive)."""
-    raw = text.strip()
-    url = _DOI_URL.fullmatch(raw)
-    if url:
-        raw = unquote(url.group("doi"))
-    elif raw.lower().startswith("doi:"):
-        raw = raw[len("doi:") :].strip()
-    doi = raw.lower()
+    doi = _unwrapped(text, _DOI_URL, "doi:", unquote).lower()
     if not _DOI.fullmatch(doi):
         raise InvalidIdError(f"not a DOI: {text!r}")
     return doi
@@ -146,13 +152,7 @@ def doi_to_arxiv(doi: str) -> str | None:
 
 def normalize_openalex(text: str) -> str:
     """Canonical OpenAlex work ID: ``https://openalex.org/w123`` -> ``W123``."""
-    raw = text.strip()
-    url = _OPENALEX_URL.fullmatch(raw)
-    if url:
-        raw = url.group("id")
-    elif raw.lower().startswith("openalex:"):
-        raw = raw[len("openalex:") :].strip()
-    match = _OPENALEX.fullmatch(raw)
+    match = _OPENALEX.fullmatch(_unwrapped(text, _OPENALEX_URL, "openalex:"))
     if not match:
         raise InvalidIdError(f"not an OpenAlex work ID: {text!r}")
     return "W" + match.group("num")
@@ -160,12 +160,7 @@ def normalize_openalex(text: str) -> str:
 
 def normalize_s2(text: str) -> str:
     """Canonical Semantic Scholar paperId: 40 lower-case hex digits."""
-    raw = text.strip()
-    url = _S2_URL.fullmatch(raw)
-    if url:
-        raw = url.group("id")
-    elif raw.lower().startswith("s2:"):
-        raw = raw[len("s2:") :].strip()
+    raw = _unwrapped(text, _S2_URL, "s2:")
     if not _S2.fullmatch(raw):
         raise InvalidIdError(f"not a Semantic Scholar paperId: {text!r}")
     return raw.lower()
