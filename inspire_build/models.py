@@ -8,13 +8,14 @@ test checks they are current.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import IntEnum, StrEnum
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationInfo,
     computed_field,
     field_validator,
     model_validator,
@@ -138,30 +139,10 @@ class PaperIds(Record):
     s2: str | None = None
     corpus_id: str | None = None
 
-    @field_validator("openalex")
+    @field_validator("openalex", "doi", "arxiv", "s2", "corpus_id")
     @classmethod
-    def _openalex(cls, value: str | None) -> str | None:
-        return None if value is None else ids.normalize_openalex(value)
-
-    @field_validator("doi")
-    @classmethod
-    def _doi(cls, value: str | None) -> str | None:
-        return None if value is None else ids.normalize_doi(value)
-
-    @field_validator("arxiv")
-    @classmethod
-    def _arxiv(cls, value: str | None) -> str | None:
-        return None if value is None else ids.normalize_arxiv(value)
-
-    @field_validator("s2")
-    @classmethod
-    def _s2(cls, value: str | None) -> str | None:
-        return None if value is None else ids.normalize_s2(value)
-
-    @field_validator("corpus_id")
-    @classmethod
-    def _corpus_id(cls, value: str | None) -> str | None:
-        return None if value is None else ids.normalize_corpus_id(f"CorpusId:{value}")
+    def _canonical(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else _CANONICAL[info.field_name](value)
 
     def typed(self) -> list[ids.PaperId]:
         """The IDs present, as typed identifiers (the rows this work adds to ``paper_ids``)."""
@@ -176,6 +157,16 @@ class PaperIds(Record):
 
     def is_empty(self) -> bool:
         return not self.typed()
+
+
+# Each field of PaperIds (by the name pydantic gives the validator) -> its scheme's normaliser.
+_CANONICAL: dict[str | None, Callable[[str], str]] = {
+    "openalex": ids.normalize_openalex,
+    "doi": ids.normalize_doi,
+    "arxiv": ids.normalize_arxiv,
+    "s2": ids.normalize_s2,
+    "corpus_id": lambda value: ids.normalize_corpus_id(f"CorpusId:{value}"),
+}
 
 
 class Version(Record):
