@@ -212,6 +212,8 @@ def _check_output_folder(path: Path, option: str) -> None:
         raise InputError(f"{option} {path} cannot be made: {parent} is not writable")
 
 
+# Every bool option is a plain flag, off by default. metavar="" because typer's help otherwise
+# shows a flag as if it took a value (`--json <bool>`).
 OfflineOption = Annotated[
     bool,
     typer.Option(

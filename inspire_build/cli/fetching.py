@@ -13,6 +13,7 @@ from inspire_build import (
 )
 from inspire_build.errors import InvalidIdError
 from inspire_build.ids import parse_any_id
+from inspire_build.models import Source
 
 if TYPE_CHECKING:
     pass
@@ -33,7 +34,7 @@ from inspire_build.cli.common import (
 @ids_app.command("normalize")
 def ids_normalize(
     identifiers: Annotated[list[str], typer.Argument(help="IDs in any known scheme.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.", metavar="")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Print each ID in canonical `scheme:value` form, one per line.
 
@@ -57,16 +58,6 @@ def ids_normalize(
         raise typer.Exit(code=InvalidIdError.exit_code)
 
 
-# Every bool option is a plain flag, off by default. metavar="" because typer's help otherwise
-# shows a flag as if it took a value (`--json <bool>`).
-
-
-class PaperSource(StrEnum):
-    openalex = "openalex"
-    s2 = "s2"
-    arxiv = "arxiv"
-
-
 class ReferenceSource(StrEnum):
     s2 = "s2"
     openalex = "openalex"
@@ -78,7 +69,7 @@ def fetch_paper(
     ctx: typer.Context,
     paper_id: Annotated[str, typer.Argument(help="A paper ID in any known scheme.")],
     source: Annotated[
-        PaperSource | None,
+        Source | None,
         typer.Option(help="Default: by the ID's scheme (W-id and DOI: openalex; arXiv: arxiv)."),
     ] = None,
     offline: OfflineOption = False,
