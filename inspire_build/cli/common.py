@@ -60,58 +60,41 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-warehouse_app = typer.Typer(help="Create and inspect the DuckDB warehouse.", no_args_is_help=True)
-ids_app = typer.Typer(help="Normalise paper identifiers.", no_args_is_help=True)
-fetch_app = typer.Typer(
-    help="Fetch papers and references from OpenAlex, Semantic Scholar or arXiv.",
-    no_args_is_help=True,
+
+
+def _sub_app(name: str, summary: str) -> typer.Typer:
+    """The family of commands `inspire NAME ...`, added to the app; called bare, it shows its
+    help."""
+    family = typer.Typer(help=summary, no_args_is_help=True)
+    app.add_typer(family, name=name)
+    return family
+
+
+# In the order `inspire --help` lists them.
+gold_app = _sub_app("gold", "Briefs, leakage audits and grades for resolved targets.")
+targets_app = _sub_app("targets", "Select a split's candidate target papers.")
+lineage_app = _sub_app(
+    "lineage", "Merge targets' references across sources, date them, apply the cutoff."
 )
-snapshot_app = typer.Typer(
-    help="Import, export and inspect the raw response store.", no_args_is_help=True
+stats_app = _sub_app("stats", "Statistics read from the warehouse.")
+warehouse_app = _sub_app("warehouse", "Create and inspect the DuckDB warehouse.")
+sandbox_app = _sub_app(
+    "sandbox", "The local emulator of OpenAlex, S2, arXiv and an OpenAI-compatible API."
 )
-sandbox_app = typer.Typer(
-    help="The local emulator of OpenAlex, S2, arXiv and an OpenAI-compatible API.",
-    no_args_is_help=True,
+ids_app = _sub_app("ids", "Normalise paper identifiers.")
+fetch_app = _sub_app(
+    "fetch", "Fetch papers and references from OpenAlex, Semantic Scholar or arXiv."
 )
-targets_app = typer.Typer(help="Select a split's candidate target papers.", no_args_is_help=True)
-lineage_app = typer.Typer(
-    help="Merge targets' references across sources, date them, apply the cutoff.",
-    no_args_is_help=True,
+snapshot_app = _sub_app("snapshot", "Import, export and inspect the raw response store.")
+corpus_app = _sub_app("corpus", "The search corpus the agent environment's local backend searches.")
+env_app = _sub_app("env", "The agent search environment: leak audit, HTTP tool server, MCP server.")
+agent_app = _sub_app("agent", "Run baseline agents in the search environment.")
+hindsight_app = _sub_app(
+    "hindsight", "Hindsight demonstrations from a train split's gold, exported as SFT data."
 )
-stats_app = typer.Typer(help="Statistics read from the warehouse.", no_args_is_help=True)
-gold_app = typer.Typer(
-    help="Briefs, leakage audits and grades for resolved targets.", no_args_is_help=True
+key_app = _sub_app(
+    "key", "The warehouse's secret instance key (keys instance IDs and cutoff offsets)."
 )
-app.add_typer(gold_app, name="gold")
-app.add_typer(targets_app, name="targets")
-app.add_typer(lineage_app, name="lineage")
-app.add_typer(stats_app, name="stats")
-app.add_typer(warehouse_app, name="warehouse")
-app.add_typer(sandbox_app, name="sandbox")
-app.add_typer(ids_app, name="ids")
-app.add_typer(fetch_app, name="fetch")
-app.add_typer(snapshot_app, name="snapshot")
-corpus_app = typer.Typer(
-    help="The search corpus the agent environment's local backend searches.", no_args_is_help=True
-)
-env_app = typer.Typer(
-    help="The agent search environment: leak audit, HTTP tool server, MCP server.",
-    no_args_is_help=True,
-)
-agent_app = typer.Typer(help="Run baseline agents in the search environment.", no_args_is_help=True)
-app.add_typer(corpus_app, name="corpus")
-app.add_typer(env_app, name="env")
-app.add_typer(agent_app, name="agent")
-hindsight_app = typer.Typer(
-    help="Hindsight demonstrations from a train split's gold, exported as SFT data.",
-    no_args_is_help=True,
-)
-app.add_typer(hindsight_app, name="hindsight")
-key_app = typer.Typer(
-    help="The warehouse's secret instance key (keys instance IDs and cutoff offsets).",
-    no_args_is_help=True,
-)
-app.add_typer(key_app, name="key")
 
 # Messages stay on one line when piped (soft_wrap), and text from data or errors is printed as
 # is, never read as rich markup.
