@@ -12,7 +12,7 @@ import typer
 from inspire_build.errors import InputError
 
 if TYPE_CHECKING:
-    pass
+    from inspire_build.evaluation.score import Scores
 from inspire_build.cli.common import (
     JsonOption,
     WarehouseOption,
@@ -68,19 +68,10 @@ def eval_command(
     if plots is not None:
         _check_output_folder(plots, "--plots")
     from inspire_build.evaluation import report
-    from inspire_build.evaluation.evaluate import evaluate
 
-    scores = evaluate(
-        run,
-        split=split,
-        version=version,
-        qrels=qrels,
-        trajectories=trajectories,
-        name=name,
-        gains=gains,
-        samples=bootstrap_samples,
-        warehouse_path=_warehouse_path(ctx, warehouse_path) if split else None,
-    )
+    where = _warehouse_path(ctx, warehouse_path) if split else None
+    options = _EvalOptions(split, version, qrels, bootstrap_samples, where)
+    scores = options.evaluate(run, trajectories, name=name, gains=gains)
     if plots is not None:
         from inspire_build.evaluation import plots as figures
 
@@ -103,11 +94,30 @@ def eval_command(
 
 @dataclass(frozen=True)
 class _EvalOptions:
+    """What `inspire eval` was given to score against, which `eval compare` scores with too."""
+
     split: str | None
     version: str | None
     qrels: Path | None
     samples: int
     warehouse: Path | None  # with a split only
+
+    def evaluate(
+        self, run: Path, trajectories: Path | None, name: str | None = None, gains: str = "linear"
+    ) -> Scores:
+        from inspire_build.evaluation.evaluate import evaluate
+
+        return evaluate(
+            run,
+            split=self.split,
+            version=self.version,
+            qrels=self.qrels,
+            trajectories=trajectories,
+            name=name,
+            gains=gains,
+            samples=self.samples,
+            warehouse_path=self.warehouse,
+        )
 
 
 @eval_app.command("compare")
@@ -125,23 +135,13 @@ def eval_compare(
     """Paired bootstrap differences (A - B) of every Table 2 metric, with 95% intervals; with
     both runs' trajectories, of the funnel too (exposed and selected gain: the paper's Table 4)."""
     from inspire_build.evaluation import report
-    from inspire_build.evaluation.evaluate import evaluate
     from inspire_build.evaluation.score import FUNNEL_PAIRED, TABLE2, paired
 
     if (trajectories_a is None) != (trajectories_b is None):
         raise InputError("give both runs' trajectories (--trajectories-a and -b), or neither")
     options: _EvalOptions = ctx.obj
-    where = options.warehouse if options.split else None
     scored = [
-        evaluate(
-            path,
-            split=options.split,
-            version=options.version,
-            qrels=options.qrels,
-            trajectories=paths,
-            samples=options.samples,
-            warehouse_path=where,
-        )
+        options.evaluate(path, paths)
         for path, paths in ((run_a, trajectories_a), (run_b, trajectories_b))
     ]
     metrics = TABLE2 + (FUNNEL_PAIRED if trajectories_a else ())
