@@ -201,6 +201,24 @@ class Paging:
     ends: Callable[[bytes, int], bool] = lambda _last, _count: True
 
 
+def json_error_message(body: bytes) -> str:
+    """A JSON API's error text: its ``error`` and ``message`` fields, else the body itself."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.decode(errors="replace").strip()[:500] or "(empty body)"
+    if isinstance(data, dict):
+        parts = [str(data[k]) for k in ("error", "message") if data.get(k)]
+        if parts:
+            return ": ".join(parts)
+    return json.dumps(data)[:500]
+
+
+def check_json(body: bytes) -> object:
+    """Raises ValueError on a truncated or malformed JSON body."""
+    return json.loads(body)
+
+
 @dataclasses.dataclass(frozen=True)
 class SourceCodec:
     """How http.py talks about one source. Each module in ``sources/`` defines one."""
@@ -209,8 +227,9 @@ class SourceCodec:
     default_base_url: str
     describe: Callable[[str, str, Params, Any], Described]
     is_complete: Callable[[bytes], bool]
-    error_message: Callable[[bytes], str]
-    check_body: Callable[[bytes], object]
+    # How it reports an error, and refuses a malformed body: as a JSON API does, unless told.
+    error_message: Callable[[bytes], str] = json_error_message
+    check_body: Callable[[bytes], object] = check_json
     transient_statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
     credentials: Callable[[Settings], tuple[Params, dict[str, str]]] = lambda _: ((), {})
     max_in_flight: int | None = None
@@ -271,24 +290,6 @@ def serves(
     if described.page_size is None or row_page_size is None or status >= 400:
         return True
     return bool(row_complete) or described.page_size == row_page_size
-
-
-def json_error_message(body: bytes) -> str:
-    """A JSON API's error text: its ``error`` and ``message`` fields, else the body itself."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return body.decode(errors="replace").strip()[:500] or "(empty body)"
-    if isinstance(data, dict):
-        parts = [str(data[k]) for k in ("error", "message") if data.get(k)]
-        if parts:
-            return ": ".join(parts)
-    return json.dumps(data)[:500]
-
-
-def check_json(body: bytes) -> object:
-    """Raises ValueError on a truncated or malformed JSON body."""
-    return json.loads(body)
 
 
 # --- rate limiting ------------------------------------------------------------------------------

@@ -27,8 +27,6 @@ from inspire_build.http import (
     Paging,
     Params,
     SourceCodec,
-    check_json,
-    json_error_message,
     split_unreadable,
 )
 from inspire_build.models import DatePrecision, Paper, PaperIds, Source
@@ -230,8 +228,6 @@ CODEC = SourceCodec(
     default_base_url=BASE_URL,
     describe=describe,
     is_complete=is_complete,
-    error_message=json_error_message,
-    check_body=check_json,
     # OpenAlex answers 403 when the per-second limit is hit, 429 for the daily one.
     transient_statuses=frozenset({403, 429, 500, 502, 503, 504}),
     credentials=credentials,

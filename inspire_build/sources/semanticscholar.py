@@ -27,8 +27,6 @@ from inspire_build.http import (
     Params,
     SourceCodec,
     SourceError,
-    check_json,
-    json_error_message,
     split_unreadable,
 )
 from inspire_build.models import (
@@ -174,8 +172,6 @@ CODEC = SourceCodec(
     default_base_url=BASE_URL,
     describe=describe,
     is_complete=is_complete,
-    error_message=json_error_message,
-    check_body=check_json,
     credentials=credentials,
     paging=PAGING,
 )
