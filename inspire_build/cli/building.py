@@ -1,9 +1,8 @@
-"""Building a split and what follows it: `gold`, `build`, `audit`, `export`."""
+"""Building a split and what follows it: `gold`, `export`. (`build` and `audit` run the flows:
+they live in flows/commands.py, which the CLI finds through an entry point.)"""
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,10 +11,8 @@ import typer
 from inspire_build import (
     warehouse,
 )
-from inspire_build.config import get_settings
 from inspire_build.errors import InputError
 from inspire_build.ids import parse_any_id
-from inspire_build.pipeline import check_sources
 
 if TYPE_CHECKING:
     pass
@@ -26,7 +23,6 @@ from inspire_build.cli.common import (
     _Context,
     _warehouse_path,
     app,
-    err,
     gold_app,
     out,
 )
@@ -68,66 +64,6 @@ def gold_make(
     out.print(
         f"{llm.calls_made} LLM call(s) made ({llm.backend}, {llm.model}); the rest from the log"
     )
-
-
-@app.command("build")
-def build(
-    ctx: typer.Context,
-    split: Annotated[str, typer.Option(help="The split to build (train, eval).")] = "eval",
-    limit: Annotated[int | None, typer.Option(help="Most targets.", min=1)] = None,
-    label: Annotated[str | None, typer.Option(help="A label for the version.")] = None,
-    warehouse_path: WarehouseOption = None,
-) -> None:
-    """Run the build-split flow in this process and print the version it wrote."""
-    from flows import console, progress
-
-    _check_split(ctx, split)
-    check_sources(get_settings())
-    path = _warehouse_path(ctx, warehouse_path, create=True)
-    console.use_project_prefect(Path.cwd(), os.environ)
-    with console.cancel_on_signals():
-        console.temporary_server(os.environ)
-        from flows.build_split import build_split
-
-        console.take_sigterm()
-        console.one_line_errors_in_prefect_console()
-        with progress.bars(err):
-            state = build_split(
-                split=split, limit=limit, label=label, warehouse_path=str(path), return_state=True
-            )
-        version = console.outcome(state)
-    out.print(f"{version['version_id']}: {json.dumps(version['counts'])}")
-    for note in version.get("notes", []):
-        out.print(f"note: {note}")
-
-
-@app.command("audit")
-def audit_command(
-    ctx: typer.Context,
-    splits_to_audit: Annotated[
-        list[str] | None,
-        typer.Argument(help="Splits to audit (default: each configured split with a version)."),
-    ] = None,
-    warehouse_path: WarehouseOption = None,
-) -> None:
-    """Re-run the leakage audit on each split's latest version; exit 1 if an instance fails.
-
-    Without names, a split with no version yet is named and skipped."""
-    from flows import console
-
-    for name in splits_to_audit or []:
-        _check_split(ctx, name)
-    path = _warehouse_path(ctx, warehouse_path)
-    console.use_project_prefect(Path.cwd(), os.environ)
-    with console.cancel_on_signals():
-        console.temporary_server(os.environ)
-        from flows.audit import main as audit_main
-
-        console.take_sigterm()
-        console.one_line_errors_in_prefect_console()
-        code = audit_main(splits_to_audit or [], path)
-    if code:
-        raise typer.Exit(code)
 
 
 @app.command("export")
