@@ -22,7 +22,7 @@ import pydantic
 
 from inspire_build import warehouse
 from inspire_build.errors import LLMError
-from inspire_build.llm import LLM, APIError, failure
+from inspire_build.llm import LLM, api_error, failure
 from inspire_build.tables import llm_log
 
 Result = TypeVar("Result")
@@ -49,7 +49,7 @@ def run_in_batches(
             say(f"batch round {round_number}: {len(llm.pending)} request(s)")
             try:
                 _submit_and_wait(llm, con, poll_s, sleep, say)
-            except APIError as error:  # the Batch API's own calls: redacted, typed
+            except api_error() as error:  # the Batch API's own calls: redacted, typed
                 raise failure(error, llm.redactor, "the Batch API call") from error
         raise LLMError("batch mode did not converge")
     finally:

@@ -11,7 +11,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -22,7 +22,7 @@ from inspire_build.classify import with_problems
 from inspire_build.config import Settings
 from inspire_build.errors import LLMError
 from inspire_build.grading import grade_references
-from inspire_build.llm import LLM, Deferred, OpenAIClient
+from inspire_build.llm import LLM, Deferred
 from inspire_build.llm_rules import RULES
 from inspire_build.models import (
     AuditCheck,
@@ -35,6 +35,9 @@ from inspire_build.models import (
 )
 from inspire_build.tables import lineage as lineage_table
 from inspire_build.tables import versions
+
+if TYPE_CHECKING:
+    from inspire_build.llm import OpenAIClient
 
 LLM_FAILED = "the LLM failed: "  # a brief's reason when the model refused or answered invalidly
 

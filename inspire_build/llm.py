@@ -27,10 +27,9 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
-import openai
 import pydantic
 
 from inspire_build import warehouse
@@ -40,12 +39,15 @@ from inspire_build.redaction import Redactor
 from inspire_build.tables import llm_log
 from inspire_build.templates import Prompt, load_prompts
 
+if TYPE_CHECKING:  # openai takes 1.5 s to import: only a call to the endpoint pays for it
+    import openai
+
+    # The client type, for callers that pass one in (tests, proxies) without importing openai.
+    OpenAIClient = openai.OpenAI
+
 RULES_MODEL = "rules-v1"
 
 Output = TypeVar("Output", bound=pydantic.BaseModel)
-# The client type, for callers that pass one in (tests, proxies) without importing openai.
-OpenAIClient = openai.OpenAI
-APIError = openai.APIError  # what batch.py catches, without importing openai itself
 
 
 class Refusal(LLMError):
@@ -65,15 +67,23 @@ class LLMConfigError(InspireError):
     succeed, so the build stops at once. Not an LLMError, which is one target's failure."""
 
 
-# A configuration the endpoint refuses: every later call would fail the same way.
-_FATAL = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+def api_error() -> type[openai.APIError]:
+    """The class of the endpoint's errors, for callers that catch them without importing openai
+    (an endpoint call has imported it already)."""
+    import openai
+
+    return openai.APIError
 
 
 def failure(error: openai.APIError, redactor: Redactor, doing: str) -> InspireError:
     """The error to raise for a failed call, its message redacted (a 401 body may echo the key):
     :class:`LLMConfigError` for a refused configuration, else :class:`LLMError`."""
+    import openai
+
     message = redactor.text(str(error))
-    if isinstance(error, _FATAL):
+    # A configuration the endpoint refuses: every later call would fail the same way.
+    fatal = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+    if isinstance(error, fatal):
         return LLMConfigError(
             f"the LLM endpoint refused {doing} (HTTP {error.status_code}): {message}; check "
             "INSPIRE_LLM_API_KEY, INSPIRE_LLM_MODEL and INSPIRE_LLM_BASE_URL"
@@ -149,6 +159,8 @@ class LLM:
     def client(self) -> openai.OpenAI:
         """The OpenAI client, made on first use from the settings (or the one passed in)."""
         if self._client is None:
+            import openai
+
             key = self.settings.llm_api_key
             self._client = openai.OpenAI(
                 api_key=key.get_secret_value() if key else "not-needed",
@@ -215,6 +227,8 @@ class LLM:
     def _openai_answer(
         self, text: str, model: type[Output], validate: Callable[[Output], None] | None
     ) -> tuple[Output, tuple[int, int]]:
+        import openai
+
         messages: list[dict[str, str]] = [{"role": "user", "content": text}]
         used = [0, 0]
         for attempt in range(2):  # the first answer, and one repair
