@@ -1,21 +1,22 @@
-"""The product as users drive it: a real `prefect server start`, the served deployments, and
+"""The product as users drive it: a real Prefect server (the session's), the served deployments, and
 `prefect deployment run build-split/eval`. (Kills, faults and concurrency are in
 tests/reliability/.)"""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import httpx
 import pytest
 
-from inspire_build.local_server import free_port
 from inspire_build.sandbox import server, world
 
 VENV_BIN = Path(sys.executable).parent
@@ -45,58 +46,42 @@ def run(env: dict[str, str], *args: str, timeout: int = 600) -> subprocess.Compl
 def test_prefect_deployment_run_builds_a_version(
     sandbox_env: dict[str, str], tmp_path: Path, prefect_api: str
 ) -> None:
-    port = free_port()
+    # The session's Prefect server, as `make serve` would run one; this test's flow runs are
+    # told apart from other tests' by the IDs `prefect deployment run` prints.
     env = {
         **sandbox_env,
         "INSPIRE_WAREHOUSE": str(tmp_path / "w.duckdb"),
         "INSPIRE_SPLITS__EVAL__LIMIT": "16",
         "PREFECT_HOME": str(tmp_path / "prefect"),
-        "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
+        "PREFECT_API_URL": prefect_api,
     }
-    prefect_server = subprocess.Popen(
-        [str(VENV_BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+    serving = subprocess.Popen(
+        [sys.executable, "-m", "flows.serve"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    serving = None
     try:
-        for _ in range(180):
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        serving = subprocess.Popen(
-            [sys.executable, "-m", "flows.serve"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
         ran = None
         for _ in range(60):  # until serve has registered the deployment
             ran = run(
-                env,
-                str(VENV_BIN / "prefect"),
-                "deployment",
-                "run",
-                "build-split/eval",
-                "--watch",
-                timeout=600,
+                env, str(VENV_BIN / "prefect"), "deployment", "run", "build-split/eval", "--watch"
             )
             if ran.returncode == 0 or "not found" not in (ran.stdout + ran.stderr).lower():
                 break
             time.sleep(2)
         assert ran is not None and ran.returncode == 0, (ran.stdout + ran.stderr)[-3000:]
         assert "Completed" in ran.stdout + ran.stderr
-        api = f"http://127.0.0.1:{port}/api"
-        artifacts = httpx.post(f"{api}/artifacts/filter", json={}, timeout=10).json()
+        artifacts = _artifacts(prefect_api, _flow_run_id(ran))
         progress = [a["data"] for a in artifacts if a["key"] == "eval-build-progress"]
         assert progress and progress[0] == 100.0  # the build's progress, as the UI shows it
         published = [a["data"] for a in artifacts if a["key"] == "eval-version"]
         assert published and "instances" in published[0] and "# Dataset card: eval" in published[0]
-        tasks = httpx.post(f"{api}/task_runs/filter", json={}, timeout=10).json()
+        tasks = httpx.post(
+            f"{prefect_api}/task_runs/filter",
+            json={"flow_runs": {"id": {"any_": [_flow_run_id(ran)]}}},
+            timeout=10,
+        ).json()
         assert any(t["name"].startswith("brief-audit-grade targets 1-") for t in tasks)
         # A brief that names its target: the served audit's flow run is Failed, with its report.
         con = duckdb.connect(str(tmp_path / "w.duckdb"))
@@ -107,22 +92,14 @@ def test_prefect_deployment_run_builds_a_version(
         )
         con.close()
         failed = run(
-            env,
-            str(VENV_BIN / "prefect"),
-            "deployment",
-            "run",
-            "audit-split/default",
-            "--watch",
-            timeout=600,
+            env, str(VENV_BIN / "prefect"), "deployment", "run", "audit-split/default", "--watch"
         )
         assert "Failed" in failed.stdout + failed.stderr, (failed.stdout + failed.stderr)[-3000:]
-        artifacts = httpx.post(f"{api}/artifacts/filter", json={}, timeout=10).json()
-        assert any(a["key"] == "eval-audit" and "FAIL" in a["data"].upper() for a in artifacts)
+        audits = _artifacts(prefect_api, _flow_run_id(failed))
+        assert any(a["key"] == "eval-audit" and "FAIL" in a["data"].upper() for a in audits)
     finally:
-        for process in (serving, prefect_server):
-            if process is not None:
-                process.terminate()
-                process.wait(timeout=60)
+        serving.terminate()
+        serving.wait(timeout=60)
     con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
     found = con.execute(
         "SELECT (SELECT count(*) FROM split_versions WHERE split = 'eval'), "
@@ -131,8 +108,22 @@ def test_prefect_deployment_run_builds_a_version(
     ).fetchone()
     con.close()
     assert found is not None and found[0] == 1 and found[1] >= 6 and found[2] > 0 and found[3] > 0
-    # The served server has stopped; the audit reports to the session's (no temporary server).
-    local = {**env, "PREFECT_API_URL": prefect_api}
-    audited = run(local, sys.executable, "-m", "inspire_build", "audit", "eval")
+    # Nothing serves the deployments now; the CLI's audit runs in-process on the same server.
+    audited = run(env, sys.executable, "-m", "inspire_build", "audit", "eval")
     assert audited.returncode == 1, audited.stderr[-2000:]  # the planted leak
     assert "Traceback" not in audited.stderr
+
+
+def _flow_run_id(ran: subprocess.CompletedProcess[str]) -> str:
+    """The ID `prefect deployment run` printed for the flow run it created."""
+    found = re.search(r"UUID: ([0-9a-f-]{36})", ran.stdout + ran.stderr)
+    assert found, (ran.stdout + ran.stderr)[-2000:]
+    return found.group(1)
+
+
+def _artifacts(api: str, flow_run_id: str) -> list[dict[str, Any]]:
+    query = {"artifacts": {"flow_run_id": {"any_": [flow_run_id]}}}
+    answer: list[dict[str, Any]] = httpx.post(
+        f"{api}/artifacts/filter", json=query, timeout=10
+    ).json()
+    return answer
