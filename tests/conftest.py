@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -67,45 +73,61 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     get_settings.cache_clear()
 
 
+# One Prefect server for the whole run, shared by pytest-xdist's workers: a server takes about
+# 19 CPU-seconds to start, and the suite runs on two cores. The first worker that needs it
+# starts it; the process that ran pytest_configure first (xdist's controller, or pytest alone)
+# stops it at the end, so a crashed worker leaves nothing behind.
+_SHARED = "PYTEST_INSPIRE_SHARED_DIR"  # not INSPIRE_*, which each test clears
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller; its workers inherit the folder
+        os.environ[_SHARED] = tempfile.mkdtemp(prefix="inspire-tests-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        return
+    shared = Path(os.environ.pop(_SHARED, ""))
+    record = shared / "prefect-server.json"
+    if record.is_file():
+        pid = json.loads(record.read_text())["pid"]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGTERM)
+    shutil.rmtree(shared, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
-def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One real `prefect server start` for the session's in-process builds and audits (their
+def prefect_api() -> str:
+    """The run's real `prefect server start`, for its in-process builds and audits (their
     PREFECT_API_URL), so that none waits ~19 s for a temporary server of its own."""
-    home = tmp_path_factory.mktemp("prefect")
+    shared = Path(os.environ[_SHARED])
+    record = shared / "prefect-server.json"
+    with (shared / "prefect-server.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker starts it; the other waits, then reads
+        if not record.exists():
+            record.write_text(json.dumps(_start_prefect_server(shared / "prefect")))
+        started = json.loads(record.read_text())
+    api = str(started["api"])
+    for _ in range(360):
+        try:
+            if httpx.get(api + "/health", timeout=2).status_code == 200:
+                return api
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"the Prefect server at {api} did not answer within 180 s")
+
+
+def _start_prefect_server(home: Path) -> dict[str, object]:
     port = free_port()
-    api = f"http://127.0.0.1:{port}/api"
-    env = {
-        **os.environ,
-        "PREFECT_HOME": str(home),
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    }
+    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    command = [Path(sys.executable).parent / "prefect", "server", "start", "--host", "127.0.0.1"]
     process = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "prefect"),
-            "server",
-            "start",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
+        [*map(str, command), "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # outlives the worker that started it; stopped by its group
     )
-    try:
-        for _ in range(360):
-            try:
-                if httpx.get(api + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None:
-                raise RuntimeError("prefect server start exited")
-            time.sleep(0.5)
-        else:
-            raise RuntimeError("the Prefect server did not answer within 180 s")
-        yield api
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
+    return {"api": f"http://127.0.0.1:{port}/api", "pid": process.pid}
