@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
-from inspire_build.briefs import mentions
+from inspire_build.briefs import mentioned
 from inspire_build.lineage import normalise_title
 from inspire_build.models import (
     AuditCheck,
@@ -44,7 +44,7 @@ def result_numbers(abstract: str) -> list[str]:
 def lexical(
     brief_id: str, brief: str, terms: Sequence[str], numbers: Sequence[str]
 ) -> AuditFinding:
-    hits = [t for t in terms if mentions(brief, t)]
+    hits = mentioned(brief, terms)
     hits += [n for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", brief)]
     return AuditFinding(
         brief_id=brief_id,

@@ -64,11 +64,24 @@ def _phrase(text: str) -> str:
 def mentions(text: str, term: str) -> bool:
     """Whether ``text`` contains ``term``: whole words after case folding and stop-word removal,
     or, for an acronym in capitals, the acronym itself as a whole word."""
-    term = term.strip()
-    if _ACRONYM.match(term):
-        return re.search(rf"(?<![\w]){re.escape(term)}(?![\w])", text) is not None
-    phrase = _phrase(term)
-    return bool(phrase) and f" {phrase} " in f" {_phrase(text)} "
+    return bool(mentioned(text, [term]))
+
+
+def mentioned(text: str, terms: Iterable[str]) -> list[str]:
+    """The ``terms`` that ``text`` :func:`mentions`, in their order. The text is folded once, not
+    once per term: a brief meets every antecedent title of a long bibliography."""
+    folded = f" {_phrase(text)} "
+    found = []
+    for term in terms:
+        bare = term.strip()
+        if _ACRONYM.match(bare):
+            hit = re.search(rf"(?<![\w]){re.escape(bare)}(?![\w])", text) is not None
+        else:
+            phrase = _phrase(bare)
+            hit = bool(phrase) and f" {phrase} " in folded
+        if hit:
+            found.append(term)
+    return found
 
 
 def _all_caps(title: str) -> bool:

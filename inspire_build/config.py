@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_timeout_s: float = Field(default=120.0, gt=0)
     llm_max_retries: int = Field(default=3, ge=0, le=10)
+    # Targets whose LLM steps run at once, each one call at a time (the openai backend; the
+    # rules backend calls nothing and runs one target at a time).
+    llm_concurrency: int = Field(default=8, ge=1, le=256)
     # USD per million tokens (input, output), for the cost estimate in llm_calls.
     llm_prices: dict[str, tuple[float, float]] = Field(
         default_factory=lambda: {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00)}

@@ -7,10 +7,12 @@ ends accepted or rejected with a reason, and a target whose briefs all leak is e
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime as dt
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -34,7 +36,7 @@ from inspire_build.models import (
     TargetStatus,
 )
 from inspire_build.tables import lineage as lineage_table
-from inspire_build.tables import versions
+from inspire_build.tables import llm_log, versions
 
 if TYPE_CHECKING:
     from inspire_build.llm import OpenAIClient
@@ -193,22 +195,51 @@ def run(
     target_ids: list[str],
     between: Callable[[], None] = lambda: None,
 ) -> list[Verdict]:
-    """Brief, audit and grade each target; write every row and the targets' verdicts.
-    ``between`` runs before each target (the flow's check for a cancelling signal)."""
+    """Brief, audit and grade each target, up to ``llm_concurrency`` targets at once (one with
+    the rules backend, which calls nothing, or in batch mode), each returning its records; this
+    thread alone writes them, a target at a time and in the targets' order, so the version is
+    the same at any concurrency. ``between`` runs before each target starts (the flow's check
+    for a cancelling signal)."""
     warehouse.build_search_index(con)
-    outcomes = []
-    for target_id in dict.fromkeys(target_ids):
-        between()
-        # One transaction per target: its rows land together (a kill loses at most this
-        # target's work, LLM log included), and one commit costs less than a dozen.
+    width = 1 if llm.backend == "rules" or llm.collecting else settings.llm_concurrency
+    outcomes: list[Verdict] = []
+    started: collections.deque[tuple[Future[Records], duckdb.DuckDBPyConnection]] = (
+        collections.deque()
+    )
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-steps") as pool:
         try:
-            with warehouse.transaction(con):
-                outcome = _one(llm, con, settings, target_id)
-                _verdict(con, outcome)
-        except Deferred:
-            continue  # batch mode: this target waits for the next batch round
-        outcomes.append(outcome)
+            for target_id in dict.fromkeys(target_ids):
+                between()
+                reader = con.cursor()  # the target's own: a connection is not shared by threads
+                started.append(
+                    (pool.submit(target_records, llm, reader, settings, target_id), reader)
+                )
+                if len(started) >= width:
+                    _store(con, *started.popleft(), outcomes)
+            while started:
+                _store(con, *started.popleft(), outcomes)
+        finally:
+            for future, _ in started:
+                future.cancel()
+    for _, reader in started:  # a cancelled build's: their steps have ended or never began
+        reader.close()
     return outcomes
+
+
+def _store(
+    con: duckdb.DuckDBPyConnection,
+    future: Future[Records],
+    reader: duckdb.DuckDBPyConnection,
+    outcomes: list[Verdict],
+) -> None:
+    try:
+        records = future.result()
+    except Deferred:
+        return  # batch mode: this target waits for the next batch round
+    finally:
+        reader.close()
+    write(con, records)
+    outcomes.append(records.verdict)
 
 
 def run_batched(
@@ -226,35 +257,53 @@ def run_batched(
     )
 
 
-def _one(llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> Verdict:
-    """Brief, audit and grade one target, writing its rows; the verdict is the caller's."""
+@dataclasses.dataclass(frozen=True)
+class Records:
+    """What a target's LLM steps produce, for :func:`write` to store in one transaction: its
+    verdict, the calls they made (``llm_calls`` rows), its briefs and findings (None: none
+    drafted) and its grades with its count of tier-0 references (None: not graded)."""
+
+    verdict: Verdict
+    calls: list[dict[str, Any]]
+    drafts: Drafts | None = None
+    grades: list[dict[str, object]] | None = None
+    not_antecedents: int | None = None
+
+
+def target_records(
+    llm: LLM, reader: duckdb.DuckDBPyConnection, settings: Settings, target_id: str
+) -> Records:
+    """Brief, audit and grade one target, reading the warehouse through ``reader`` and writing
+    nothing: the rows come back as :class:`Records`."""
+    with llm.journal(reader) as calls:
+        found = _steps(llm, reader, settings, target_id)
+    return dataclasses.replace(found, calls=calls)
+
+
+def _steps(
+    llm: LLM, reader: duckdb.DuckDBPyConnection, settings: Settings, target_id: str
+) -> Records:
     excluded = TargetStatus.EXCLUDED
-    inputs = load_inputs(con, target_id)
+    inputs = load_inputs(reader, target_id)
     if not inputs.antecedents:
-        return Verdict(target_id, excluded, TargetOutcome.NO_ELIGIBLE, "no eligible antecedent")
-    drafts = brief_and_audit(llm, con, inputs, settings)
-    briefs = drafts.rows
-    warehouse.replace_where(con, "briefs", {"target_id": target_id}, briefs, ["brief_id"])
-    warehouse.upsert(
-        con,
-        "audit_findings",
-        [f.model_dump(mode="json") for f in drafts.findings],
-        ["brief_id", "check"],
-    )
+        verdict = Verdict(target_id, excluded, TargetOutcome.NO_ELIGIBLE, "no eligible antecedent")
+        return Records(verdict, [])
+    drafts = brief_and_audit(llm, reader, inputs, settings)
+    attempts = len(drafts.rows)
     if drafts.llm_failure is not None:
-        return Verdict(
-            target_id, excluded, TargetOutcome.LLM_FAILED, drafts.llm_failure, len(briefs)
+        verdict = Verdict(
+            target_id, excluded, TargetOutcome.LLM_FAILED, drafts.llm_failure, attempts
         )
+        return Records(verdict, [], drafts)
     if not drafts.accepted:
-        why = f"every brief leaked ({len(briefs)} attempts): {briefs[-1]['reason']}"
-        return Verdict(target_id, excluded, TargetOutcome.EVERY_BRIEF_LEAKED, why, len(briefs))
-    return _grade(llm, con, settings, inputs, len(briefs))
+        why = f"every brief leaked ({attempts} attempts): {drafts.rows[-1]['reason']}"
+        verdict = Verdict(target_id, excluded, TargetOutcome.EVERY_BRIEF_LEAKED, why, attempts)
+        return Records(verdict, [], drafts)
+    return dataclasses.replace(_grade(llm, settings, inputs, attempts), drafts=drafts)
 
 
-def _grade(
-    llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, inputs: Inputs, attempts: int
-) -> Verdict:
-    """Grade the eligible references of a target whose brief was accepted; write the grades."""
+def _grade(llm: LLM, settings: Settings, inputs: Inputs, attempts: int) -> Records:
+    """Grade the eligible references of a target whose brief was accepted."""
     target_id, excluded = inputs.target_id, TargetStatus.EXCLUDED
     try:
         graded = grade_references(
@@ -268,10 +317,10 @@ def _grade(
     except Deferred:
         raise
     except LLMError as error:  # e.g. references still missing after the repair retry
-        _write_grades(con, target_id, [], None)
         why = f"grading failed, so no antecedent is graded: {error}"
-        return Verdict(target_id, excluded, TargetOutcome.GRADING_FAILED, why, attempts)
-    rows = [
+        verdict = Verdict(target_id, excluded, TargetOutcome.GRADING_FAILED, why, attempts)
+        return Records(verdict, [], grades=[])
+    rows: list[dict[str, object]] = [
         {
             "target_id": target_id,
             "paper_id": paper_id,
@@ -285,30 +334,38 @@ def _grade(
         for paper_id, grade in sorted(graded.items())
     ]
     grades = sum(1 for g in graded.values() if g.is_antecedent)
-    _write_grades(con, target_id, rows, len(rows) - grades)
+    tier_0 = len(rows) - grades
     if not grades:
         why = f"the grader found no antecedent among {len(rows)} eligible references"
-        return Verdict(target_id, excluded, TargetOutcome.NO_ANTECEDENT, why, attempts)
+        verdict = Verdict(target_id, excluded, TargetOutcome.NO_ANTECEDENT, why, attempts)
+        return Records(verdict, [], grades=rows, not_antecedents=tier_0)
     why = (
         f"brief accepted on attempt {attempts}; {grades} antecedents among "
         f"{len(rows)} graded references"
     )
-    return Verdict(target_id, TargetStatus.ACCEPTED, TargetOutcome.ACCEPTED, why, attempts, grades)
+    verdict = Verdict(
+        target_id, TargetStatus.ACCEPTED, TargetOutcome.ACCEPTED, why, attempts, grades
+    )
+    return Records(verdict, [], grades=rows, not_antecedents=tier_0)
 
 
-def _write_grades(
-    con: duckdb.DuckDBPyConnection,
-    target_id: str,
-    rows: Sequence[Mapping[str, object]],
-    not_antecedents: int | None,
-) -> None:
-    """A target's grades, every tier, and its count of tier-0 references (None: not graded)."""
-    warehouse.replace_where(
-        con, "grades", {"target_id": target_id}, rows, ["target_id", "paper_id"]
-    )
-    warehouse.update_where(
-        con, "gold_completeness", {"not_antecedents": not_antecedents}, {"target_id": target_id}
-    )
+def write(con: duckdb.DuckDBPyConnection, records: Records) -> None:
+    """A target's records in one transaction: a kill loses at most this target's work, call log
+    included, and one commit costs less than a dozen."""
+    target_id = records.verdict.target_id
+    with warehouse.transaction(con):
+        llm_log.write(con, records.calls)
+        if records.drafts is not None:
+            briefs = records.drafts.rows
+            warehouse.replace_where(con, "briefs", {"target_id": target_id}, briefs, ["brief_id"])
+            findings = [f.model_dump(mode="json") for f in records.drafts.findings]
+            warehouse.upsert(con, "audit_findings", findings, ["brief_id", "check"])
+        if records.grades is not None:
+            key = ["target_id", "paper_id"]
+            warehouse.replace_where(con, "grades", {"target_id": target_id}, records.grades, key)
+            completeness = {"not_antecedents": records.not_antecedents}
+            warehouse.update_where(con, "gold_completeness", completeness, {"target_id": target_id})
+        _verdict(con, records.verdict)
 
 
 def _verdict(con: duckdb.DuckDBPyConnection, outcome: Verdict) -> None:

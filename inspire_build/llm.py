@@ -20,19 +20,19 @@ abstract cannot close the ``<data>`` block it sits in.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 import pydantic
 
-from inspire_build import warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError, LLMError
 from inspire_build.redaction import Redactor
@@ -140,6 +140,8 @@ class LLM:
         self._client = client
         self.redactor = Redactor.for_settings(settings)
         self.calls_made = 0  # calls that reached the backend (not served from the log)
+        # Inside journal(): this thread's new call-log rows and the cursor it reads the log with.
+        self._local = threading.local()
         # Batch mode: a miss records its request here and raises Deferred (see batch.py).
         self.collecting = False
         self.pending: dict[str, tuple[dict[str, Any], type[pydantic.BaseModel], str, str]] = {}
@@ -157,17 +159,21 @@ class LLM:
             ) from None
 
     def client(self) -> openai.OpenAI:
-        """The OpenAI client, made on first use from the settings (or the one passed in)."""
-        if self._client is None:
-            import openai
+        """The OpenAI client, made on first use from the settings (or the one passed in); one for
+        every thread (it is thread-safe)."""
+        with self._lock:
+            return self._client or self._made_client()
 
-            key = self.settings.llm_api_key
-            self._client = openai.OpenAI(
-                api_key=key.get_secret_value() if key else "not-needed",
-                base_url=self.settings.llm_base_url,
-                timeout=self.settings.llm_timeout_s,
-                max_retries=self.settings.llm_max_retries,
-            )
+    def _made_client(self) -> openai.OpenAI:
+        import openai
+
+        key = self.settings.llm_api_key
+        self._client = openai.OpenAI(
+            api_key=key.get_secret_value() if key else "not-needed",
+            base_url=self.settings.llm_base_url,
+            timeout=self.settings.llm_timeout_s,
+            max_retries=self.settings.llm_max_retries,
+        )
         return self._client
 
     def complete(
@@ -325,7 +331,8 @@ class LLM:
         )
         if record.call_key != key:
             raise LLMError(f"batch answer {key[:12]} does not match its request")
-        self.calls_made += 1
+        with self._lock:
+            self.calls_made += 1
         self._log(record)
 
     def _cost(self, tokens: tuple[int, int]) -> float:
@@ -334,7 +341,24 @@ class LLM:
             return 0.0
         return (tokens[0] * prices[0] + tokens[1] * prices[1]) / 1_000_000
 
+    @contextlib.contextmanager
+    def journal(self, reader: duckdb.DuckDBPyConnection) -> Iterator[list[dict[str, Any]]]:
+        """Keep this thread's new call-log rows in the yielded list instead of writing them, and
+        read the log through ``reader`` (a cursor of this thread's own): the caller writes the
+        rows with the results they led to, in one transaction (``llm_log.write``)."""
+        self._local.rows, self._local.reader = [], reader
+        try:
+            yield self._local.rows
+        finally:
+            del self._local.rows, self._local.reader
+
     def _logged(self, key: str) -> str | None:
+        journal = getattr(self._local, "rows", None)
+        if journal is not None:
+            for row in journal:
+                if row["call_key"] == key:
+                    return json.dumps(row["output"])
+            return llm_log.logged_output(self._local.reader, key)
         with self._lock:
             return llm_log.logged_output(self._con, key)
 
@@ -345,5 +369,9 @@ class LLM:
             "output": json.loads(record.output),
             "created_at": dt.datetime.now(dt.UTC),
         }
+        journal = getattr(self._local, "rows", None)
+        if journal is not None:
+            journal.append(row)
+            return
         with self._lock:
-            warehouse.upsert(self._con, "llm_calls", [row], ["call_key"])
+            llm_log.write(self._con, [row])

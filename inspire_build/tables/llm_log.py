@@ -18,6 +18,11 @@ def logged_output(con: duckdb.DuckDBPyConnection, call_key: str) -> str | None:
     return str(row[0]) if row else None
 
 
+def write(con: duckdb.DuckDBPyConnection, rows: Sequence[dict[str, Any]]) -> None:
+    """Log calls (rows of ``llm_calls``); a call made twice keeps its latest answer."""
+    warehouse.upsert(con, "llm_calls", rows, ["call_key"])
+
+
 def usage(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Calls, tokens, cost and mean latency per step (prompt), backend and model."""
     return warehouse.dicts(
