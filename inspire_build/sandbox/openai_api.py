@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import copy
 import dataclasses
 import datetime as dt
@@ -30,7 +31,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 import fastapi
@@ -603,6 +604,19 @@ class _State:
         self.batches: dict[str, _Batch] = {}
         self.limits = _Limits(config.rpm, config.tpm)
         self.prefixes: set[str] = set()
+        self.flying = self.most_in_flight = 0
+
+    @contextlib.contextmanager
+    def in_flight(self) -> Iterator[None]:
+        """Count a chat call as in flight while it is being answered."""
+        with self.lock:
+            self.flying += 1
+            self.most_in_flight = max(self.most_in_flight, self.flying)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.flying -= 1
 
     def cached(self, messages: list[dict[str, Any]]) -> int:
         """Prompt tokens OpenAI would serve from its cache: the longest message prefix seen
@@ -792,14 +806,29 @@ def router(config: OpenAIConfig, truth: Truth | None = None) -> fastapi.APIRoute
     async def chat_completions(request: Request) -> Response:
         chat = _chat_request(await _json(request))
         asked = _tokens(_prompt_text(chat.messages), config.tokens_per_word)
-        headers = state.limits.admit(asked + (chat.max_tokens or 0))
+        try:
+            headers = state.limits.admit(asked + (chat.max_tokens or 0))
+        except _ApiError:
+            state.next("rate_limited")
+            raise
         number = state.next("chat")
         fault = _triggered(config, chat) or _fault(config, number)
-        await asyncio.sleep(config.latency_s + (config.timeout_s if fault == "timeout" else 0.0))
+        with state.in_flight():
+            await asyncio.sleep(config.latency_s + (config.timeout_s if fault == "timeout" else 0))
         ident = _digest(config.seed, "chat", number)[:24]
         cached = state.cached(chat.messages)
         body = _completion(config, chat, fault, ident, state.tick(), truth, cached)
         return JSONResponse(body, headers=headers)
+
+    @api.get("/_sandbox/calls")
+    async def calls() -> dict[str, int]:
+        """Chat calls answered and refused for a rate limit, and the most in flight at once."""
+        with state.lock:
+            return {
+                "chat": state.counts.get("chat", 0),
+                "rate_limited": state.counts.get("rate_limited", 0),
+                "most_in_flight": state.most_in_flight,
+            }
 
     @api.post("/files")
     async def upload_file(request: Request) -> dict[str, Any]:
