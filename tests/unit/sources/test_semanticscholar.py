@@ -1,68 +1,90 @@
-"""Hand-computed cases of the sources' parsers on bad input: a field of the wrong type is read
-as missing and named in ``Paper.problems``; nothing raises. And an arXiv feed that stays
-unreadable costs only its bad ID."""
+"""sources/semanticscholar.py against a local server: 500 IDs a batch call, references paged by
+offset; its describe(); and its parsers on bad input, hand-computed: a field of the wrong type is
+read as missing and named in ``Paper.problems``; nothing raises."""
 
 from __future__ import annotations
 
-import datetime as dt
+import json
 
-from inspire_build import warehouse
+from inspire_build.http import HttpClient
 from inspire_build.models import ReferenceStatus
-from inspire_build.sandbox import server, world
-from inspire_build.sources import arxiv, make_client, openalex, semanticscholar
+from inspire_build.sources import CODECS, semanticscholar
+from tests.localserver import LocalServer, Reply, Seen
+from tests.unit.test_http import settings_for
 
 
-def test_openalex_reads_wrong_types_as_missing_and_names_them() -> None:
-    paper = openalex.parse(
-        {
-            "id": "https://openalex.org/W4100000038",
-            "title": ["A title in a list"],
-            "display_name": {"text": "A title in a dict"},
-            "publication_date": 20160227,
-            "publication_year": "2016",
-            "referenced_works": "https://openalex.org/W1 https://openalex.org/W2",
-            "referenced_works_count": "2",
-            "authorships": {"first": {"author": {"display_name": "Ada Abe"}}},
-            "abstract_inverted_index": ["We", "study"],
-            "topics": {"field": "Computer Science"},
-        }
+def test_1200_s2_ids_make_3_batch_calls() -> None:
+    def batch(seen: Seen) -> Reply:
+        requested = json.loads(seen.body)["ids"]
+        records = [
+            None if i.endswith("7") else {"paperId": f"{n:040x}", "corpusId": int(i.split(":")[1])}
+            for n, i in enumerate(requested)
+        ]
+        return Reply(200, json.dumps(records).encode())
+
+    server = LocalServer(batch)
+    wanted = [f"CorpusId:{i}" for i in range(1, 1201)]
+    with server.running():
+        client = HttpClient(settings_for(server), CODECS, None, mode="live")
+        found = semanticscholar.fetch_papers(client, wanted)
+    assert len(server.seen) == 3
+    assert [len(json.loads(s.body)["ids"]) for s in server.seen] == [500, 500, 200]
+    assert all(s.method == "POST" and s.path == "/graph/v1/paper/batch" for s in server.seen)
+    missing = [w for w, paper in found.items() if paper is None]
+    assert len(found) == 1200 and len(missing) == 120  # every 10th ID is unknown, and kept
+    assert found["CorpusId:12"] is not None and found["CorpusId:12"].ids.corpus_id == "12"
+
+
+def test_s2_references_page_by_offset_until_no_next() -> None:
+    def refs(seen: Seen) -> Reply:
+        offset = int(dict(seen.query)["offset"])
+        data = [
+            {
+                "citedPaper": {"paperId": None, "title": f"R{offset + i}"},
+                "contexts": [],
+                "intents": [],
+                "isInfluential": False,
+            }
+            for i in range(1000 if offset == 0 else 5)
+        ]
+        page = {"offset": offset, "data": data, **({"next": 1000} if offset == 0 else {})}
+        return Reply(200, json.dumps(page).encode())
+
+    server = LocalServer(refs)
+    with server.running():
+        client = HttpClient(settings_for(server), CODECS, None, mode="live")
+        references = semanticscholar.fetch_references(client, "CorpusId:5")
+    assert len(references) == 1005
+    assert [dict(s.query)["offset"] for s in server.seen] == ["0", "1000"]
+    assert all(dict(s.query)["limit"] == "1000" for s in server.seen)
+    assert references[-1].title == "R1004" and references[-1].ref_key == "s2:1004"
+
+
+# --- describe(): one resource, however it is spelled ---------------------------------------------
+
+
+def test_s2_describe_canonicalises_ids() -> None:
+    a = semanticscholar.describe(
+        "GET",
+        "/paper/CorpusID:49313245/references",
+        [("fields", "title,contexts"), ("limit", "100")],
+        None,
     )
-    assert paper.ids.openalex == "W4100000038"
-    assert (paper.title, paper.publication_date, paper.year) == (None, None, None)
-    assert (paper.referenced_works, paper.reference_count, paper.authors) == (None, None, ())
-    assert paper.abstract is None and paper.fields == ()
-    assert set(paper.problems) == {
-        "publication_date: int, not str",
-        "topics: dict, not list",
-        "referenced_works: str, not list",
-        "authorships: dict, not list",
-        "referenced_works_count: str, not int",
-        "abstract_inverted_index: list, not dict",
-        "publication_year: str, not int",
-        "title: list, not str",
-        "display_name: dict, not str",
-    }
-
-
-def test_openalex_with_every_optional_field_null() -> None:
-    paper = openalex.parse(
-        {"id": "https://openalex.org/W7", **dict.fromkeys(openalex.WORK_FIELDS[1:])}
+    b = semanticscholar.describe(
+        "GET",
+        "/paper/CorpusId:49313245/references",
+        [("fields", "contexts,title"), ("offset", "0")],
+        None,
     )
-    assert paper.ids.openalex == "W7" and paper.ids.doi is None and paper.ids.arxiv is None
-    assert (paper.title, paper.abstract, paper.publication_date, paper.year) == (None,) * 4
-    assert paper.referenced_works is None and paper.authors == () and paper.problems == ()
+    assert a.resource == b.resource == "paper/corpusid:49313245/references offset=0"
+    assert a.page_size == 100 and b.page_size == 100
+    assert semanticscholar.describe("GET", "/paper/DOI:10.1/X", [], None).fields == (
+        "paperId",
+        "title",
+    )
 
 
-def test_openalex_keeps_good_ids_and_names_bad_ones() -> None:
-    paper = openalex.parse(
-        {"id": "W7", "publication_date": "2099-05-01", "referenced_works": ["W1", 5, "not-an-id"]}
-    )
-    assert paper.publication_date == dt.date(2099, 5, 1)
-    assert paper.referenced_works == ("openalex:W1",)
-    assert paper.problems == (
-        "referenced_works: '5' is not an OpenAlex ID",
-        "referenced_works: 'not-an-id' is not an OpenAlex ID",
-    )
+# --- bad input: a field of the wrong type is read as missing and named, nothing raises -----------
 
 
 def test_s2_reads_wrong_types_as_missing_and_names_them() -> None:
@@ -105,24 +127,3 @@ def test_s2_reference_with_wrong_types_and_nulls() -> None:
     assert reference.contexts == () and reference.intents == ("methodology",)
     assert reference.is_influential is None and reference.year is None
     assert reference.status is ReferenceStatus.UNRESOLVED
-
-
-def test_an_unreadable_arxiv_feed_is_halved_down_to_the_bad_id() -> None:
-    generated = world.generate(world.WorldConfig(seed=3, papers=600, hostile=True))
-    bad = next(r.arxiv for r in generated.records if r.hostile == "malformed_json")
-    good = [r.arxiv for r in generated.records if r.arxiv and not r.hostile][:7]
-    assert bad
-    # arXiv's limit scaled far past the client's pace, so every request counted is answered.
-    with server.running(generated, server.SandboxConfig(time_scale=100_000)) as base:
-        settings = server.settings_for(base, http_backoff_s=0.001, http_max_retries=1)
-        con = warehouse.connect(":memory:")
-        warehouse.migrate(con)
-        client = make_client(settings, con, mode="live")
-        failed: dict[str, str] = {}
-        found = arxiv.fetch_records(client, [*good[:3], bad, *good[3:]], failed)
-        requests = client.stats["arxiv"].network
-    assert [i for i, paper in found.items() if paper is None] == [bad]
-    assert list(failed) == [bad] and "stays malformed" in failed[bad]
-    # 8 IDs: the whole feed, then halves 4+4, 2+2, 1+1 on the bad side; each unreadable
-    # answer is asked twice (one retry) before it counts as unreadable.
-    assert requests == 2 + (2 + 1) + (2 + 1) + (2 + 1)
