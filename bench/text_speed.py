@@ -23,8 +23,8 @@ from inspire_build.briefs import redactions  # noqa: E402
 from inspire_build.lineage import normalise_title, title_candidates  # noqa: E402
 from inspire_build.llm_rules import FRAME, redact  # noqa: E402
 from inspire_build.sandbox import world  # noqa: E402
-from tests.unit.test_redact import by_expression  # noqa: E402  (the replaced implementations)
-from tests.unit.test_title_candidates import by_pairs  # noqa: E402
+from tests.unit.test_lineage import by_pairs  # noqa: E402  (the replaced implementations)
+from tests.unit.test_llm_rules import by_expression  # noqa: E402
 
 
 def main() -> None:

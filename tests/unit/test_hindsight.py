@@ -1,5 +1,6 @@
 """Hindsight demonstrations: hand-computed weights, the greedy build, the replay check, the title
-n-gram rule, the chat SFT record against the OpenAI fine-tuning format, and the policy."""
+n-gram rule, and the chat SFT record against the OpenAI fine-tuning format (the policy learnt from
+them: env/test_policy.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import pytest
 
 from inspire_build import hindsight
 from inspire_build.env.core import Found, PaperView, Task, Work
-from inspire_build.env.policy import FEATURES, Policy, features, train
 from inspire_build.hindsight import Antecedent, Drop, GoldInstance, ReadCall, SearchCall
 
 CUTOFF = dt.date(2024, 6, 1)
@@ -277,36 +277,3 @@ def test_chat_record_is_openai_fine_tuning_format() -> None:
     unanswered["messages"][3]["tool_call_id"] = "call_99"
     with pytest.raises(ValueError, match="not answered"):
         validate_sft(unanswered)
-
-
-def test_policy_features_by_hand() -> None:
-    brief = "Problem. Robust estimation matters. Goal. Fast robust estimation."
-    candidates, x = features(brief, {"robust": 1, "estimation": 2}, 3)
-    assert candidates == ["problem", "robust estimation matters", "goal", "fast robust estimation"]
-    row = dict(zip(FEATURES, x[1], strict=True))
-    assert row["position"] == pytest.approx(1 / 3)
-    assert row["length"] == 1.0
-    # idf: mean of log(4/2), log(4/3), log(4/1) over the three words
-    assert row["idf"] == pytest.approx((0.6931472 + 0.2876821 + 1.3862944) / 3)
-    assert row["suffix"] == pytest.approx(1 / 3)  # "estimation"
-    assert row["section_problem"] == 1.0 and row["section_goal"] == 0.0
-    assert dict(zip(FEATURES, x[3], strict=True))["section_goal"] == 1.0
-
-
-def test_policy_learns_which_keyphrases_demonstrations_choose(tmp_path: Any) -> None:
-    # Demonstrations always search the phrase of the Goal section: the policy must rank it first.
-    examples = [
-        (
-            f"Problem. Word{i} alpha. Context. Some thing{i}. Goal. Target{i} aim{i}.",
-            [f"target{i} aim{i}"],
-        )
-        for i in range(12)
-    ]
-    policy = train(examples)
-    ranked = policy("Problem. Other words. Goal. Wanted phrase here.")
-    assert ranked[0].phrase == "wanted phrase" and ranked[0].weight == 1.0
-    assert all(0 < k.weight <= 1 for k in ranked)
-    assert train(examples) == policy  # deterministic
-    path = tmp_path / "policy.json"
-    path.write_text(json.dumps(policy.to_json()), encoding="utf-8")
-    assert Policy.load(path) == policy

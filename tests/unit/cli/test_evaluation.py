@@ -1,11 +1,13 @@
 """`inspire eval` as a user runs it: a bad input is one `error:` line and exit 2, never a
-traceback and never a score; unknown instance IDs are refused or reported; --json is complete."""
+traceback and never a score; unknown instance IDs are refused or reported; --json is complete;
+scores from TREC files and from a split, and `inspire eval compare`'s paired differences."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -212,3 +214,164 @@ def test_the_size_cap_is_a_setting(tmp_path: Path) -> None:
         "eval", "--qrels", tmp_path / "q.trec", "--run", run, env={"INSPIRE_EVAL_MAX_INPUT_MB": "1"}
     )
     one_error(capped, "r.jsonl: larger than the 1 MiB cap", "INSPIRE_EVAL_MAX_INPUT_MB")
+
+
+# --- scores end to end: TREC files, a split, compare -------------------------------------------
+
+
+def test_cli_with_trec_files_and_a_malformed_line(tmp_path: Path) -> None:
+    (tmp_path / "q.trec").write_text("i1 0 arXiv:2301.00001v2 3\ni1 0 W12 1\ni2 0 W99 2\n")
+    (tmp_path / "r.jsonl").write_text(
+        json.dumps(
+            {
+                "instance_id": "i1",
+                "ranking": [
+                    "https://arxiv.org/abs/2301.00001",
+                    "openalex:W12",
+                    "W12",
+                    "unknown-thing",
+                ],
+            }
+        )
+        + "\n"
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "inspire_build",
+        "eval",
+        "--qrels",
+        str(tmp_path / "q.trec"),
+        "--run",
+        str(tmp_path / "r.jsonl"),
+        "--json",
+        "--bootstrap",
+        "50",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["per_instance"]["i1"]["ndcg@10"] == pytest.approx(
+        1.0
+    )  # IDs normalised, dupe dropped
+    assert data["per_instance"]["i2"]["ndcg@10"] == 0.0  # no submission scores 0
+    assert data["aggregate"]["mrr"] == pytest.approx(0.5)
+    (tmp_path / "bad.jsonl").write_text('{"instance_id": "i1", "ranking": []}\n{"oops": 1}\n')
+    bad = subprocess.run(
+        [*command[:7], str(tmp_path / "bad.jsonl")], capture_output=True, text=True, timeout=120
+    )
+    assert bad.returncode == 2 and "bad.jsonl:2: malformed run line" in bad.stderr
+
+
+def test_cli_against_a_split_writes_eval_runs_and_scores(tmp_path: Path) -> None:
+    from inspire_build import warehouse
+
+    path = tmp_path / "w.duckdb"
+    con = warehouse.connect(path)
+    warehouse.migrate(con)
+    con.execute(
+        "INSERT INTO split_versions (version_id, split, label, config_hash, code_version, "
+        "prompt_hashes, models, counts, created_at, status, cutoff_jitter_days) "
+        "VALUES ('eval-x', 'eval', NULL, 'h', '0', '{}', '{}', "
+        "'{}', now(), 'complete', 30)"
+    )
+    con.execute(
+        "INSERT INTO qrels VALUES ('eval-x', 'i1', 'arxiv:2301.00001', 3, 'problem'), "
+        "('eval-x', 'i1', 'openalex:W7', 1, 'background')"
+    )
+    con.execute("INSERT INTO paper_ids VALUES ('doi', '10.1000/seven', 'openalex:W7', 'openalex')")
+    con.close()
+    (tmp_path / "r.jsonl").write_text(
+        json.dumps({"instance_id": "i1", "ranking": ["doi:10.1000/SEVEN"]}) + "\n"
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inspire_build",
+            "eval",
+            "--split",
+            "eval",
+            "--run",
+            str(tmp_path / "r.jsonl"),
+            "--warehouse",
+            str(path),
+            "--bootstrap",
+            "20",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "recall@10" in result.stdout and "0.500" in result.stdout  # the DOI found W7
+    con = warehouse.connect(path, read_only=True)
+    recall = con.execute(
+        "SELECT value, ci_low IS NOT NULL FROM eval_scores "
+        "WHERE instance_id = '*' AND metric = 'recall@10'"
+    ).fetchone()
+    runs = con.execute("SELECT version_id, n_instances FROM eval_runs").fetchall()
+    con.close()
+    assert recall == (0.5, True) and runs == [("eval-x", 1)]
+
+
+def test_compare_gives_paired_differences(tmp_path: Path) -> None:
+    (tmp_path / "q.trec").write_text("i1 0 a 3\ni1 0 b 1\ni2 0 c 2\n")
+    (tmp_path / "a.jsonl").write_text(
+        '{"instance_id":"i1","ranking":["a"]}\n{"instance_id":"i2","ranking":["c"]}\n'
+    )
+    (tmp_path / "b.jsonl").write_text('{"instance_id":"i1","ranking":["x","b"]}\n')
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inspire_build",
+            "eval",
+            "--qrels",
+            str(tmp_path / "q.trec"),
+            "--bootstrap",
+            "200",
+            "compare",
+            str(tmp_path / "a.jsonl"),
+            str(tmp_path / "b.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    mrr = next(line for line in result.stdout.splitlines() if line.startswith("mrr"))
+    assert mrr.split()[1] == "+0.750"  # i1: 1 - 1/2, i2: 1 - 0; mean 0.75
+    assert "exposed_gain" not in result.stdout  # no trajectories, no funnel
+
+    (tmp_path / "ta.jsonl").write_text(
+        '{"instance_id":"i1","steps":[{"tool":"search","exposed":["a","b"]}]}\n'
+        '{"instance_id":"i2","steps":[{"tool":"search","exposed":["c"]}]}\n'
+    )
+    (tmp_path / "tb.jsonl").write_text(
+        '{"instance_id":"i1","steps":[{"tool":"search","exposed":["x"]}]}\n'
+    )
+    funnel = subprocess.run(
+        [
+            *result.args,
+            "--trajectories-a",
+            str(tmp_path / "ta.jsonl"),
+            "--trajectories-b",
+            str(tmp_path / "tb.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert funnel.returncode == 0, funnel.stderr
+    exposed = next(line for line in funnel.stdout.splitlines() if line.startswith("exposed_gain"))
+    # i1: A exposes a(3), b(1) -> 1; B exposes x and submits b -> 1 / (3 + 1/log2 3) = 0.2754.
+    # i2: A exposes c -> 1; B has no trajectory and no submission -> 0. Mean of 0.7246 and 1.
+    assert exposed.split()[1] == "+0.862"
+    one_sided = subprocess.run(
+        [*result.args, "--trajectories-a", str(tmp_path / "ta.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert one_sided.returncode == 2 and "both runs' trajectories" in one_sided.stderr

@@ -1,8 +1,12 @@
 """The CLI's refusals: unknown splits and versions, `inspire audit` with one split built, a corrupt
 or locked warehouse, a missing warehouse path, and bad paths that used to end in a traceback.
 
-Each is one `error:` line and an exit code, checked on a warehouse seeded with rows directly
-(``test_exports.build``: one eval version of two instances), never a sandbox build.
+Each is one `error:` line and an exit code (cli/common.py's ``main`` tells each error once),
+checked on a warehouse seeded with rows directly (``test_exports.build``: one eval version of two
+instances), never a sandbox build.
+
+And the app as a whole: every command has help text, every boolean option is a plain flag,
+``--version``, and an invalid configuration as one line.
 """
 
 from __future__ import annotations
@@ -14,12 +18,16 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
+import typer.main
+from typer.core import TyperGroup, TyperOption
 from typer.testing import CliRunner
 
 from inspire_build import cli, splits, warehouse
+from inspire_build.cli import app
 from inspire_build.config import get_settings
 from inspire_build.errors import (
     InputError,
@@ -443,3 +451,76 @@ def test_a_missing_warehouse_is_one_line_with_exit_1(tmp_path: Path) -> None:
         f"error: no warehouse at {typo}; create it with `inspire warehouse init`"
     )
     assert not typo.exists()
+
+
+# --- 6. the app as a whole: help texts, flags, the version, the configuration -------------------
+
+
+def test_invalid_configuration_is_a_one_line_error(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "INSPIRE_LLM_BACKEND": "nonsense"}
+    result = run_inspire(
+        "warehouse", "init", "--warehouse", str(tmp_path / "w.duckdb"), env=env, timeout=120
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: invalid configuration: llm_backend")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+# typer vendors click: its commands are not click's classes, so walk typer's own.
+def _commands(group: TyperGroup, prefix: str = "") -> list[tuple[str, Any]]:
+    found = []
+    for name, command in group.commands.items():
+        found.append((prefix + name, command))
+        if isinstance(command, TyperGroup):
+            found.extend(_commands(command, prefix + name + " "))
+    return found
+
+
+@pytest.mark.parametrize("name_command", _commands(typer.main.get_group(app)), ids=lambda c: c[0])
+def test_every_command_has_help_text(name_command: tuple[str, Any]) -> None:
+    name, command = name_command
+    assert command.help and command.help.strip(), f"`inspire {name}` has no help text"
+
+
+def test_version_prints_the_package_version() -> None:
+    from inspire_build import __version__
+
+    result = run_inspire("--version", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"inspire {__version__}\n"
+
+
+def test_boolean_options_are_plain_flags_in_help() -> None:
+    help_text = run_inspire(
+        "eval", "--help", env={**os.environ, "COLUMNS": "200"}, timeout=120
+    ).stdout
+    json_line = next(line for line in help_text.splitlines() if "--json" in line)
+    shown = json_line.split("--json", 1)[1].strip(" │")
+    assert shown and not shown.startswith(("<", "[", "BOOL", "TEXT")), json_line
+    assert "--no-json" not in help_text
+
+
+def test_every_boolean_option_is_a_flag_without_a_value() -> None:
+    root = typer.main.get_group(app)
+    flags = [
+        (name, param)
+        for name, command in [("", root), *_commands(root)]
+        for param in command.params
+        if isinstance(param, TyperOption) and param.is_flag
+    ]
+    assert len(flags) >= 20  # --json and --offline on many commands, --hostile, --version, ...
+    for name, param in flags:
+        shown = param.display_type_rich(typer.Context(root))
+        assert not shown, f"`inspire {name}` shows {param.opts[0]} {shown}"
+        assert not param.secondary_opts, f"`inspire {name}` has {param.secondary_opts}"
+        assert param.default is False, f"`inspire {name} {param.opts[0]}` defaults to True"
+
+
+@pytest.mark.parametrize(
+    "name", ["", *(n for n, _ in _commands(typer.main.get_group(app)))], ids=lambda n: n or "root"
+)
+def test_no_help_shows_a_flag_with_a_value(name: str) -> None:
+    shown = CliRunner().invoke(app, [*name.split(), "--help"], terminal_width=200).output
+    assert "--help" in shown and "<bool>" not in shown, shown

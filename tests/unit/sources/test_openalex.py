@@ -1,12 +1,15 @@
-"""Source modules against a local server: batching limits, paging, call counts; describe()."""
+"""sources/openalex.py against a local server: batching limits, URL lengths, cursor paging; its
+describe() and candidate filter; and its parser on bad input, hand-computed: a field of the wrong
+type is read as missing and named in ``Paper.problems``; nothing raises."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from urllib.parse import parse_qsl
 
 from inspire_build.http import HttpClient
-from inspire_build.sources import CODECS, arxiv, openalex, semanticscholar
+from inspire_build.sources import CODECS, openalex
 from tests.localserver import LocalServer, Reply, Seen
 from tests.unit.test_http import settings_for
 
@@ -78,71 +81,6 @@ def test_openalex_cursor_paging_follows_next_cursor() -> None:
     assert [dict(s.query)["cursor"] for s in server.seen] == ["*", "1", "2"]
 
 
-def test_1200_s2_ids_make_3_batch_calls() -> None:
-    def batch(seen: Seen) -> Reply:
-        requested = json.loads(seen.body)["ids"]
-        records = [
-            None if i.endswith("7") else {"paperId": f"{n:040x}", "corpusId": int(i.split(":")[1])}
-            for n, i in enumerate(requested)
-        ]
-        return Reply(200, json.dumps(records).encode())
-
-    server = LocalServer(batch)
-    wanted = [f"CorpusId:{i}" for i in range(1, 1201)]
-    with server.running():
-        client = HttpClient(settings_for(server), CODECS, None, mode="live")
-        found = semanticscholar.fetch_papers(client, wanted)
-    assert len(server.seen) == 3
-    assert [len(json.loads(s.body)["ids"]) for s in server.seen] == [500, 500, 200]
-    assert all(s.method == "POST" and s.path == "/graph/v1/paper/batch" for s in server.seen)
-    missing = [w for w, paper in found.items() if paper is None]
-    assert len(found) == 1200 and len(missing) == 120  # every 10th ID is unknown, and kept
-    assert found["CorpusId:12"] is not None and found["CorpusId:12"].ids.corpus_id == "12"
-
-
-def test_s2_references_page_by_offset_until_no_next() -> None:
-    def refs(seen: Seen) -> Reply:
-        offset = int(dict(seen.query)["offset"])
-        data = [
-            {
-                "citedPaper": {"paperId": None, "title": f"R{offset + i}"},
-                "contexts": [],
-                "intents": [],
-                "isInfluential": False,
-            }
-            for i in range(1000 if offset == 0 else 5)
-        ]
-        page = {"offset": offset, "data": data, **({"next": 1000} if offset == 0 else {})}
-        return Reply(200, json.dumps(page).encode())
-
-    server = LocalServer(refs)
-    with server.running():
-        client = HttpClient(settings_for(server), CODECS, None, mode="live")
-        references = semanticscholar.fetch_references(client, "CorpusId:5")
-    assert len(references) == 1005
-    assert [dict(s.query)["offset"] for s in server.seen] == ["0", "1000"]
-    assert all(dict(s.query)["limit"] == "1000" for s in server.seen)
-    assert references[-1].title == "R1004" and references[-1].ref_key == "s2:1004"
-
-
-def test_arxiv_lookups_take_at_most_100_ids_per_request() -> None:
-    def feed(seen: Seen) -> Reply:
-        return Reply(
-            200,
-            b"<feed xmlns='http://www.w3.org/2005/Atom'/>",
-            {"Content-Type": "application/atom+xml"},
-        )
-
-    server = LocalServer(feed)
-    wanted = [f"2301.{i:05d}" for i in range(1, 251)]
-    with server.running():
-        client = HttpClient(settings_for(server), CODECS, None, mode="live")
-        found = arxiv.fetch_records(client, wanted)
-    sizes = [len(dict(s.query)["id_list"].split(",")) for s in server.seen]
-    assert sizes == [100, 100, 50]
-    assert found == dict.fromkeys(wanted)  # none found, every one reported
-
-
 # --- describe(): one resource, however it is spelled ---------------------------------------------
 
 
@@ -175,27 +113,6 @@ def test_openalex_single_work_resources() -> None:
     assert resource("/works/W123") == resource("/works/https://openalex.org/w123") == "works/W123"
 
 
-def test_s2_describe_canonicalises_ids() -> None:
-    a = semanticscholar.describe(
-        "GET",
-        "/paper/CorpusID:49313245/references",
-        [("fields", "title,contexts"), ("limit", "100")],
-        None,
-    )
-    b = semanticscholar.describe(
-        "GET",
-        "/paper/CorpusId:49313245/references",
-        [("fields", "contexts,title"), ("offset", "0")],
-        None,
-    )
-    assert a.resource == b.resource == "paper/corpusid:49313245/references offset=0"
-    assert a.page_size == 100 and b.page_size == 100
-    assert semanticscholar.describe("GET", "/paper/DOI:10.1/X", [], None).fields == (
-        "paperId",
-        "title",
-    )
-
-
 def test_candidate_filter_for_the_eval_split() -> None:
     from inspire_build.config import Settings
 
@@ -216,3 +133,59 @@ def test_candidate_filter_refuses_unknown_fields() -> None:
     split = SplitConfig(start="2025-01-01", end="2025-12-31", fields=("Alchemy",))
     with pytest.raises(InputError, match="unknown OpenAlex field 'Alchemy'; known fields: Agri"):
         openalex.candidate_filter(split)
+
+
+# --- bad input: a field of the wrong type is read as missing and named, nothing raises -----------
+
+
+def test_openalex_reads_wrong_types_as_missing_and_names_them() -> None:
+    paper = openalex.parse(
+        {
+            "id": "https://openalex.org/W4100000038",
+            "title": ["A title in a list"],
+            "display_name": {"text": "A title in a dict"},
+            "publication_date": 20160227,
+            "publication_year": "2016",
+            "referenced_works": "https://openalex.org/W1 https://openalex.org/W2",
+            "referenced_works_count": "2",
+            "authorships": {"first": {"author": {"display_name": "Ada Abe"}}},
+            "abstract_inverted_index": ["We", "study"],
+            "topics": {"field": "Computer Science"},
+        }
+    )
+    assert paper.ids.openalex == "W4100000038"
+    assert (paper.title, paper.publication_date, paper.year) == (None, None, None)
+    assert (paper.referenced_works, paper.reference_count, paper.authors) == (None, None, ())
+    assert paper.abstract is None and paper.fields == ()
+    assert set(paper.problems) == {
+        "publication_date: int, not str",
+        "topics: dict, not list",
+        "referenced_works: str, not list",
+        "authorships: dict, not list",
+        "referenced_works_count: str, not int",
+        "abstract_inverted_index: list, not dict",
+        "publication_year: str, not int",
+        "title: list, not str",
+        "display_name: dict, not str",
+    }
+
+
+def test_openalex_with_every_optional_field_null() -> None:
+    paper = openalex.parse(
+        {"id": "https://openalex.org/W7", **dict.fromkeys(openalex.WORK_FIELDS[1:])}
+    )
+    assert paper.ids.openalex == "W7" and paper.ids.doi is None and paper.ids.arxiv is None
+    assert (paper.title, paper.abstract, paper.publication_date, paper.year) == (None,) * 4
+    assert paper.referenced_works is None and paper.authors == () and paper.problems == ()
+
+
+def test_openalex_keeps_good_ids_and_names_bad_ones() -> None:
+    paper = openalex.parse(
+        {"id": "W7", "publication_date": "2099-05-01", "referenced_works": ["W1", 5, "not-an-id"]}
+    )
+    assert paper.publication_date == dt.date(2099, 5, 1)
+    assert paper.referenced_works == ("openalex:W1",)
+    assert paper.problems == (
+        "referenced_works: '5' is not an OpenAlex ID",
+        "referenced_works: 'not-an-id' is not an OpenAlex ID",
+    )

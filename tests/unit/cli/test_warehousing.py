@@ -1,0 +1,49 @@
+"""`inspire warehouse init` and `inspire warehouse status`, run as a real process: migrations
+applied once, the path from the environment, and a missing warehouse as a clear error."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from inspire_build import warehouse
+from tests.conftest import run_inspire
+
+
+def inspire(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return run_inspire(*args, env=env, timeout=120)
+
+
+def test_warehouse_init_twice_then_status(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "w.duckdb"
+    first = inspire("warehouse", "init", "--warehouse", str(path))
+    assert first.returncode == 0, first.stderr
+    names = ", ".join(m.name for m in warehouse.load_migrations())
+    assert f"applied {len(warehouse.load_migrations())} migration(s): {names}" in first.stdout
+    second = inspire("--warehouse", str(path), "warehouse", "init")
+    assert second.returncode == 0, second.stderr
+    assert "up to date, nothing to apply" in second.stdout
+    status = inspire("warehouse", "status", "--warehouse", str(path))
+    assert status.returncode == 0, status.stderr
+    for name in ("raw_http", "references", "eval_scores", "latest_split_versions"):
+        assert name in status.stdout
+    count = len(warehouse.load_migrations())
+    assert "_migrations" in status.stdout and re.search(rf"│ +{count} │", status.stdout)
+
+
+def test_warehouse_path_comes_from_the_environment(tmp_path: Path) -> None:
+    import os
+
+    path = tmp_path / "from-env.duckdb"
+    env = {**os.environ, "INSPIRE_WAREHOUSE": str(path)}
+    result = inspire("warehouse", "init", env=env)
+    assert result.returncode == 0, result.stderr
+    assert path.exists()
+
+
+def test_status_of_a_missing_warehouse_is_a_clear_error(tmp_path: Path) -> None:
+    result = inspire("warehouse", "status", "--warehouse", str(tmp_path / "none.duckdb"))
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: no warehouse at ")
+    assert "Traceback" not in result.stderr
