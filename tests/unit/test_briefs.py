@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from inspire_build import audit
-from inspire_build.briefs import coined_names, mentions, redactions, title_ngrams, words
+from inspire_build.briefs import (
+    coined_names,
+    mentioned,
+    mentions,
+    redactions,
+    title_ngrams,
+    words,
+)
 from inspire_build.llm_rules import STOPWORDS
 
 CASSI_TITLE = "Mamba-based Hyperspectral CASSI Reconstruction"
@@ -111,6 +118,14 @@ def test_names_the_method_sentences_define() -> None:
     )
     assert coined_names("Faster planning", abstract) == ["Orbit", "Orbit-2"]
     assert coined_names("Faster planning", abstract, ["Orbit: an old planner"]) == ["Orbit-2"]
+
+
+def test_mentioned_lists_the_terms_that_mentions_finds_in_their_order() -> None:
+    brief = "A robust gating scheme for the HSI cube, for noisy ranking."
+    terms = ["noisy ranking", "HSI", "hsi cube", "for", "robust gatings", "Robust Gating"]
+    assert mentioned(brief, terms) == ["noisy ranking", "HSI", "hsi cube", "Robust Gating"]
+    assert mentioned(brief, terms) == [t for t in terms if mentions(brief, t)]
+    assert mentioned(brief, []) == []
 
 
 def test_mentions_is_whole_word_case_folded_and_stop_word_blind() -> None:

@@ -19,6 +19,7 @@ from inspire_build.config import Settings
 from inspire_build.gold import make_llm
 from inspire_build.llm import LLM, LLMConfigError, LLMError
 from inspire_build.models import BriefDraft, LeakLevel
+from inspire_build.tables import llm_log
 from inspire_build.templates import load_prompts
 from tests.unit.test_grading import SIGNALS, _target
 
@@ -158,6 +159,26 @@ def test_the_call_log_answers_a_repeated_call(con: duckdb.DuckDBPyConnection) ->
     again = make_llm(Settings(), con)  # a new process: the log still answers
     again.complete("brief", context, BriefDraft)
     assert again.calls_made == 0
+
+
+def test_a_journal_keeps_the_calls_it_answers_and_the_log_gets_them_only_when_written(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    llm = make_llm(Settings(), con)
+    context = {"title": "T", "abstract": ABSTRACT, "redactions": [], "feedback": []}
+    reader = con.cursor()
+    with llm.journal(reader) as rows:
+        first = llm.complete("brief", context, BriefDraft)
+        second = llm.complete("brief", context, BriefDraft)  # answered from the journal
+    assert first == second and llm.calls_made == 1
+    assert [r["prompt_name"] for r in rows] == ["brief"]
+    assert con.execute("SELECT count(*) FROM llm_calls").fetchone() == (0,)
+    llm_log.write(con, rows)
+    again = make_llm(Settings(), con)
+    with again.journal(reader) as more:
+        assert again.complete("brief", context, BriefDraft) == first  # read through the cursor
+    assert more == [] and again.calls_made == 0
+    reader.close()
 
 
 def test_unknown_prompt_names_the_known_ones(con: duckdb.DuckDBPyConnection) -> None:
