@@ -1,6 +1,7 @@
 """A Sandbox build against the physical limits: HTTP calls, wall time, Prefect, memory, LLM.
 
 Run: .venv/bin/python bench/build.py [--papers 3000] [--targets 200] [--time-scale 5]
+     [--llm openai --llm-latency 1 --llm-concurrency 16]
 
 The Sandbox runs in its own process with the real services' rate limits multiplied by
 ``--time-scale`` (OpenAlex 100/s, S2 1/s, arXiv one request per 3 s), and the pipeline is given
@@ -15,7 +16,9 @@ apart). For each source it prints, side by side:
   taking the slowest host;
 - Prefect's overhead: the flow run's wall time less the time inside its task runs, as a share;
 - the build process's peak RSS;
-- LLM calls and tokens per target;
+- LLM calls and tokens per target, and the LLM bound: the calls times the endpoint's latency
+  (``--llm-latency``, added by the sandbox to every chat call) over ``--llm-concurrency``; a
+  build's wall time should approach the larger of the lineage and LLM bounds, not their sum;
 
 and the same figures for a warm rerun (0 HTTP and 0 LLM calls expected). Nothing is asserted:
 machines are shared and noisy. ``measure`` is reused by ``bench/scale.py``.
@@ -77,9 +80,15 @@ class Measured:
     prefect_start_s: float
     cold: Run
     warm: Run
+    llm_latency_s: float = 0.0
+    llm_concurrency: int = 1
 
     def bound_s(self) -> dict[str, float]:
         return {s: self.bound[s] / (HOST_RPS[s] * self.time_scale) for s in SOURCES}
+
+    def llm_bound_s(self, run: Run) -> float:
+        """The LLM calls' latency if ``llm_concurrency`` of them were always in flight."""
+        return run.llm_calls * self.llm_latency_s / self.llm_concurrency
 
 
 def _stats(base: str) -> dict[str, int]:
@@ -189,7 +198,13 @@ def _bound(generated: world.World, targets: int) -> dict[str, int]:
 
 
 def measure(
-    papers: int, targets: int, time_scale: float, seed: int = 0, llm: str = "rules"
+    papers: int,
+    targets: int,
+    time_scale: float,
+    seed: int = 0,
+    llm: str = "rules",
+    llm_latency_s: float = 0.0,
+    llm_concurrency: int = 8,
 ) -> Measured:
     """Build ``targets`` eval targets of a ``papers``-record world, cold and then warm."""
     generated = world.generate(world.WorldConfig(seed=seed, papers=papers))
@@ -205,13 +220,15 @@ def measure(
             "INSPIRE_OPENALEX_RPS": f"{min(100.0, HOST_RPS['openalex'] * time_scale):g}",
             "INSPIRE_WAREHOUSE": str(root / "w.duckdb"),
             "INSPIRE_LLM_BACKEND": llm,
+            "INSPIRE_LLM_CONCURRENCY": str(llm_concurrency),
             "PREFECT_HOME": str(root / "prefect"),
             "PREFECT_API_URL": api_url,
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         }
         sandbox = subprocess.Popen(
             [sys.executable, "-m", "inspire_build", "sandbox", "serve", "--world",
-             str(root / "world"), "--port", str(port), "--time-scale", f"{time_scale:g}"],
+             str(root / "world"), "--port", str(port), "--time-scale", f"{time_scale:g}",
+             "--llm-latency", f"{llm_latency_s:g}"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
@@ -233,7 +250,9 @@ def measure(
             for process in (sandbox, prefect):
                 process.terminate()
                 process.wait(timeout=60)
-    return Measured(targets, bound, time_scale, prefect_start, cold, warm)
+    return Measured(
+        targets, bound, time_scale, prefect_start, cold, warm, llm_latency_s, llm_concurrency
+    )
 
 
 def _wait_for_prefect(api_url: str) -> None:
@@ -277,6 +296,11 @@ def report(measured: Measured) -> None:
             f"tokens {run.tokens:,d} ({run.tokens / measured.targets:,.0f} per target); "
             f"{run.briefed} of the targets reached the LLM steps"
         )
+        print(
+            f"  LLM bound {measured.llm_bound_s(run):6.1f} s ({run.llm_calls:,d} calls x "
+            f"{measured.llm_latency_s:g} s / {measured.llm_concurrency} in flight); wall over "
+            f"the larger bound: {run.wall_s / max(bound_s[slowest], measured.llm_bound_s(run)):.2f}"
+        )
     print(f"Prefect server start-up (apart from the builds): {measured.prefect_start_s:.1f} s")
     print(json.dumps(figures(measured)))
 
@@ -285,7 +309,16 @@ def figures(measured: Measured) -> dict[str, float | int]:
     """The named figures, for the last line: each run's calls, wall time and its ratio to the
     rate-limit bound, Prefect's share, RSS, LLM calls and tokens."""
     bound_s = max(measured.bound_s().values())
+    cold, llm_bound_s = measured.cold, measured.llm_bound_s(measured.cold)
     named: dict[str, float | int] = {
+        "wall_s": round(cold.wall_s, 2),
+        "lineage_bound_s": round(bound_s, 2),
+        "llm_bound_s": round(llm_bound_s, 2),
+        "ratio": round(cold.wall_s / max(bound_s, llm_bound_s), 3),
+        "llm_calls": cold.llm_calls,
+        "http_calls": sum(cold.calls.values()),
+        "llm_latency_s": measured.llm_latency_s,
+        "llm_concurrency": measured.llm_concurrency,
         "targets": measured.targets,
         "bound_s": round(bound_s, 2),
         "prefect_start_s": round(measured.prefect_start_s, 2),
@@ -313,8 +346,19 @@ def main() -> None:
     parser.add_argument("--time-scale", type=float, default=5.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--llm", choices=("rules", "openai"), default="rules")
+    parser.add_argument("--llm-latency", type=float, default=0.0, help="seconds per chat call")
+    parser.add_argument("--llm-concurrency", type=int, default=8)
     args = parser.parse_args()
-    report(measure(args.papers, args.targets, args.time_scale, args.seed, args.llm))
+    measured = measure(
+        args.papers,
+        args.targets,
+        args.time_scale,
+        args.seed,
+        args.llm,
+        args.llm_latency,
+        args.llm_concurrency,
+    )
+    report(measured)
 
 
 if __name__ == "__main__":

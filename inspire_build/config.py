@@ -78,6 +78,11 @@ class Settings(BaseSettings):
     # Targets whose LLM steps run at once, each one call at a time (the openai backend; the
     # rules backend calls nothing and runs one target at a time).
     llm_concurrency: int = Field(default=8, ge=1, le=256)
+    # The provider's limits, requests and tokens per minute (None: none); calls are paced
+    # under them, and a 429 waits as the server asks, up to llm_rate_wait_max_s per call.
+    llm_rpm: int | None = Field(default=None, ge=1)
+    llm_tpm: int | None = Field(default=None, ge=1)
+    llm_rate_wait_max_s: float = Field(default=600.0, ge=0)
     # USD per million tokens (input, output), for the cost estimate in llm_calls.
     llm_prices: dict[str, tuple[float, float]] = Field(
         default_factory=lambda: {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00)}

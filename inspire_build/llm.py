@@ -35,6 +35,7 @@ import pydantic
 
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError, LLMError
+from inspire_build.llm_limits import CallLimiter
 from inspire_build.redaction import Redactor
 from inspire_build.tables import llm_log
 from inspire_build.templates import Prompt, load_prompts
@@ -119,6 +120,16 @@ def call_key(backend: str, model: str, prompt_hash: str, input_hash: str) -> str
     return hashlib.sha256("\0".join((backend, model, prompt_hash, input_hash)).encode()).hexdigest()
 
 
+def estimate_tokens(messages: list[dict[str, str]]) -> int:
+    """A call's tokens for the limiter, before the server counts them: about 4/3 a word, plus
+    room for the answer."""
+    words = sum(len(m["content"].split()) for m in messages)
+    return words * 4 // 3 + ANSWER_TOKENS
+
+
+ANSWER_TOKENS = 1000  # what a structured answer is budgeted, as providers count max_tokens
+
+
 class LLM:
     """Structured LLM calls through one backend, logged and cached in ``llm_calls``."""
 
@@ -140,6 +151,7 @@ class LLM:
         self._client = client
         self.redactor = Redactor.for_settings(settings)
         self.calls_made = 0  # calls that reached the backend (not served from the log)
+        self.limiter = CallLimiter(settings.llm_rpm, settings.llm_tpm)  # shared by every thread
         # Inside journal(): this thread's new call-log rows and the cursor it reads the log with.
         self._local = threading.local()
         # Batch mode: a miss records its request here and raises Deferred (see batch.py).
@@ -239,12 +251,7 @@ class LLM:
         used = [0, 0]
         for attempt in range(2):  # the first answer, and one repair
             try:
-                completion = self.client().chat.completions.parse(
-                    model=self.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    response_format=model,
-                    timeout=self.settings.llm_timeout_s,
-                )
+                completion = self._parse(messages, model)
             except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as error:
                 # OpenAIErrors, not APIErrors: the answer was cut at max_tokens or filtered
                 raise InvalidOutput(f"the model stopped early: {error}") from error
@@ -287,6 +294,31 @@ class LLM:
                     },
                 ]
         raise InvalidOutput(f"the answer stayed invalid after a repair retry: {problem}")
+
+    def _parse(self, messages: list[dict[str, str]], model: type[Output]) -> Any:
+        """One chat call in its turn under the limits (``CallLimiter``). A 429 that outlasts the
+        client's own retries waits as the server asks and asks again, without failing the
+        target, until ``llm_rate_wait_max_s`` of waiting is spent."""
+        import openai
+
+        waited, estimate = 0.0, estimate_tokens(messages)
+        while True:
+            waited += self.limiter.acquire(estimate)
+            try:
+                raw = self.client().chat.completions.with_raw_response.parse(
+                    model=self.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    response_format=model,
+                    timeout=self.settings.llm_timeout_s,
+                )
+            except openai.RateLimitError as error:
+                pause = self.limiter.heard(error.response.headers) or 1.0
+                if waited + pause > self.settings.llm_rate_wait_max_s:
+                    raise
+                self.limiter.heard({"retry-after": str(pause)})
+                continue
+            self.limiter.heard(raw.headers)
+            return raw.parse()
 
     def request_body(self, text: str, model: type[pydantic.BaseModel]) -> dict[str, Any]:
         """The chat completion request ``complete`` sends, as a Batch API line's body."""

@@ -82,6 +82,7 @@ class OpenAIConfig:
     truth: TruthRates = dataclasses.field(default_factory=TruthRates)  # for a world's prompts
     rpm: int | None = None  # requests per rolling minute; None: unlimited, and no headers
     tpm: int | None = None  # prompt plus max_tokens tokens per rolling minute
+    rate_window_s: float = RATE_WINDOW_S  # the "minute" of rpm and tpm (shorter in tests)
     reasoning_ratio: float = 0.0  # reasoning tokens reported per visible completion token
 
     def __post_init__(self) -> None:
@@ -542,8 +543,9 @@ def _batch_lines(content: bytes) -> tuple[list[dict[str, Any]], list[dict[str, A
 class _Limits:
     """OpenAI's per-minute request and token limits, over a rolling minute."""
 
-    def __init__(self, rpm: int | None, tpm: int | None) -> None:
+    def __init__(self, rpm: int | None, tpm: int | None, window_s: float = RATE_WINDOW_S) -> None:
         self.limits = {"requests": rpm, "tokens": tpm}
+        self.window_s = window_s
         self.spent: collections.deque[tuple[float, int]] = collections.deque()  # (when, tokens)
         self.lock = threading.Lock()
 
@@ -551,7 +553,7 @@ class _Limits:
         """Count one request of ``tokens``; its headers, or a 429 that carries them."""
         now = time.monotonic()
         with self.lock:
-            while self.spent and now - self.spent[0][0] >= RATE_WINDOW_S:
+            while self.spent and now - self.spent[0][0] >= self.window_s:
                 self.spent.popleft()
             used = {"requests": len(self.spent), "tokens": sum(t for _, t in self.spent)}
             asked = {"requests": 1, "tokens": tokens}
@@ -572,7 +574,7 @@ class _Limits:
         return headers
 
     def _wait(self, now: float) -> float:
-        return RATE_WINDOW_S - (now - self.spent[0][0]) if self.spent else 0.0
+        return self.window_s - (now - self.spent[0][0]) if self.spent else 0.0
 
     def _headers(self, now: float, used: dict[str, int]) -> dict[str, str]:
         headers: dict[str, str] = {}
@@ -602,7 +604,7 @@ class _State:
         self.counts: dict[str, int] = {}
         self.files: dict[str, _File] = {}
         self.batches: dict[str, _Batch] = {}
-        self.limits = _Limits(config.rpm, config.tpm)
+        self.limits = _Limits(config.rpm, config.tpm, config.rate_window_s)
         self.prefixes: set[str] = set()
         self.flying = self.most_in_flight = 0
 

@@ -1,5 +1,6 @@
 """The LLM steps at concurrency 1 and 16 against the sandbox's truthful LLM (with latency, so
-calls overlap): the same export bytes, and never more calls in flight than allowed."""
+calls overlap): the same export bytes, and never more calls in flight than allowed; and a
+provider that answers 429 with retry-after loses no target."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ TARGETS = 16
 KEY = SecretStr("5a" * 32)  # one instance key, so that the two exports can match byte for byte
 
 
-def _build_and_export(base: str, out: Path, concurrency: int) -> tuple[dict[str, str], int]:
-    """Build eval into a fresh warehouse and export it: the files' hashes, and the most calls
-    the endpoint had in flight at once during the build."""
+def _build_and_export(
+    base: str, out: Path, concurrency: int, targets: int = TARGETS
+) -> tuple[dict[str, str], dict[str, int]]:
+    """Build eval into a fresh warehouse and export it: the files' hashes, and the endpoint's
+    counts (chat calls, rate-limited ones, the most in flight at once)."""
     settings = server.settings_for(
         base,
         warehouse=out / "w.duckdb",
@@ -30,23 +33,39 @@ def _build_and_export(base: str, out: Path, concurrency: int) -> tuple[dict[str,
     )
     con = warehouse.connect(out / "w.duckdb")
     warehouse.migrate(con)
-    row = pipeline.build_split(con, make_client(settings, con), settings, "eval", TARGETS)
-    assert row["counts"]["instances"] >= 5, row
+    row = pipeline.build_split(con, make_client(settings, con), settings, "eval", targets)
+    assert row["counts"]["instances"] >= targets // 4, row
     hashes = exports.export(con, settings, "eval", None, out / "export")
     con.close()
-    calls = httpx.get(f"{base}/v1/_sandbox/calls", timeout=10).json()
-    return hashes, calls["most_in_flight"]
+    calls: dict[str, int] = httpx.get(f"{base}/v1/_sandbox/calls", timeout=10).json()
+    return hashes, calls
 
 
 def test_concurrency_1_and_16_export_the_same_bytes(tmp_path: Path) -> None:
     generated = world.generate(world.WorldConfig(seed=1, papers=1200))
     one = server.SandboxConfig(time_scale=1000, openai=OpenAIConfig(seed=1, latency_s=0.02))
     with server.running(generated, one) as base:
-        alone, most_alone = _build_and_export(base, tmp_path / "one", 1)
+        alone, counts_alone = _build_and_export(base, tmp_path / "one", 1)
     with server.running(generated, one) as base:
-        together, most_together = _build_and_export(base, tmp_path / "sixteen", 16)
+        together, counts_together = _build_and_export(base, tmp_path / "sixteen", 16)
+    most_alone, most_together = counts_alone["most_in_flight"], counts_together["most_in_flight"]
     print(f"most calls in flight: {most_alone} at concurrency 1, {most_together} at 16")
     assert most_alone == 1
     assert 1 < most_together <= 16
     assert alone == together
     assert len(alone) >= 5
+
+
+def test_a_provider_answering_429_with_retry_after_loses_no_target(tmp_path: Path) -> None:
+    generated = world.generate(world.WorldConfig(seed=1, papers=1200))
+    free = server.SandboxConfig(time_scale=1000, openai=OpenAIConfig(seed=1))
+    with server.running(generated, free) as base:
+        expected, _ = _build_and_export(base, tmp_path / "free", 4, targets=8)
+    # 12 requests a "minute" of one second: 4 targets at once overrun it at every turn.
+    strict = OpenAIConfig(seed=1, latency_s=0.02, rpm=12, rate_window_s=1.0)
+    with server.running(generated, server.SandboxConfig(time_scale=1000, openai=strict)) as base:
+        limited, counts = _build_and_export(base, tmp_path / "limited", 4, targets=8)
+    print(counts)
+    assert counts["rate_limited"] > 0  # the server did refuse calls with 429 and retry-after
+    assert counts["most_in_flight"] <= 4
+    assert limited == expected  # every target, every brief, grade and instance as without limits

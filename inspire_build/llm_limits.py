@@ -1,0 +1,84 @@
+"""The provider's limits on LLM calls, shared by every thread of a build: requests and tokens per
+minute (``llm_rpm``, ``llm_tpm``), paced evenly rather than spent in a burst, and the server's
+own word when it sends one (``retry-after``, or ``x-ratelimit-remaining-*`` at 0 with its
+``x-ratelimit-reset-*``), which pauses every call until then.
+
+Pure but for the clock and the sleep it is given: tests drive it with a fake clock.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
+
+
+def reset_seconds(value: str) -> float | None:
+    """OpenAI's reset durations ("20ms", "1.5s", "6m0s", "1m30.5s") in seconds; None if not one."""
+    found = _DURATION.fullmatch(value.strip())
+    if not value.strip() or found is None or not any(found.groups()):
+        return None
+    minutes, seconds, millis = (float(g) if g else 0.0 for g in found.groups())
+    return minutes * 60 + seconds + millis / 1000
+
+
+def server_wait(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks every call to wait: its ``retry-after`` (seconds), else the reset
+    of a limit whose remaining count is 0; None when it asks nothing."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    retry_after = lowered.get("retry-after", "").strip()
+    try:
+        if retry_after:
+            return max(0.0, float(retry_after))
+    except ValueError:
+        pass
+    waits = [
+        reset_seconds(lowered.get(f"x-ratelimit-reset-{kind}", ""))
+        for kind in ("requests", "tokens")
+        if lowered.get(f"x-ratelimit-remaining-{kind}", "").strip() == "0"
+    ]
+    known = [w for w in waits if w is not None]
+    return max(known) if known else None
+
+
+class CallLimiter:
+    """Paces LLM calls under ``rpm`` requests and ``tpm`` tokens a minute (None: no limit), and
+    holds every call while the server has asked to wait."""
+
+    def __init__(
+        self,
+        rpm: int | None,
+        tpm: int | None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.rpm, self.tpm = rpm, tpm
+        self._clock, self._sleep = clock, sleep
+        self._next_request = self._next_tokens = self._paused_until = 0.0
+        self._lock = threading.Lock()
+
+    def acquire(self, tokens: int) -> float:
+        """Wait for this call's turn (``tokens``: its estimated prompt and answer); returns the
+        seconds waited."""
+        with self._lock:
+            now = self._clock()
+            slot = max(now, self._next_request, self._next_tokens, self._paused_until)
+            if self.rpm:
+                self._next_request = slot + 60.0 / self.rpm
+            if self.tpm:
+                self._next_tokens = slot + 60.0 * tokens / self.tpm
+        if slot > now:
+            self._sleep(slot - now)
+        return slot - now
+
+    def heard(self, headers: Mapping[str, str]) -> float | None:
+        """Take the server's word from a response's (or a 429's) headers; returns the pause it
+        asked for, if any."""
+        wait = server_wait(headers)
+        if wait is not None:
+            with self._lock:
+                self._paused_until = max(self._paused_until, self._clock() + wait)
+        return wait
