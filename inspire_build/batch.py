@@ -131,6 +131,7 @@ def _submit_and_wait(
             input_hash,
             (int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
             latency,
+            batch=True,
         )
         answered.add(key)
     llm.direct.update(set(keys) - answered)

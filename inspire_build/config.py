@@ -87,6 +87,8 @@ class Settings(BaseSettings):
     llm_prices: dict[str, tuple[float, float]] = Field(
         default_factory=lambda: {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00)}
     )
+    # A Batch API answer costs this share of llm_prices (OpenAI's batch discount is 50%).
+    llm_batch_price_factor: float = Field(default=0.5, ge=0, le=1)
     brief_attempts: int = Field(default=3, ge=1, le=10)
     # A long bibliography is graded in parts, each prompt (rubric, target, its references) at
     # most this many tokens by grading.estimate_tokens.

@@ -346,8 +346,11 @@ class LLM:
         input_hash: str,
         tokens: tuple[int, int],
         latency_ms: float,
+        *,
+        batch: bool = False,
     ) -> None:
-        """Log an answer obtained outside ``complete`` (a batch), so ``complete`` finds it."""
+        """Log an answer (one obtained outside ``complete`` too: a ``batch`` answer, costed at
+        the Batch API's price), so ``complete`` finds it."""
         prompt = self._prompt(prompt_name)
         record = CallRecord(
             self.backend,
@@ -359,7 +362,7 @@ class LLM:
             tokens[0],
             tokens[1],
             latency_ms,
-            self._cost(tokens),
+            self._cost(tokens) * (self.settings.llm_batch_price_factor if batch else 1.0),
         )
         if record.call_key != key:
             raise LLMError(f"batch answer {key[:12]} does not match its request")

@@ -39,6 +39,7 @@ def sandbox() -> Iterator[tuple[str, Settings, duckdb.DuckDBPyConnection, list[s
             llm_model="sandbox-gpt",
             llm_api_key="sk-test",
             llm_max_retries=0,
+            llm_prices={"sandbox-gpt": (1.0, 2.0)},  # USD per million tokens in, out
         )
         con = warehouse.connect(":memory:")
         warehouse.migrate(con)
@@ -91,6 +92,11 @@ def test_batch_mode_end_to_end_then_resume(
     assert all(o.reason for o in outcomes)
     logged = con.execute("SELECT count(*) FROM llm_calls").fetchone()
     assert logged is not None and logged[0] == llm.calls_made > 0
+    # Every answer came from a batch, so each costs half the price map's rate.
+    costs = con.execute("SELECT tokens_in, tokens_out, cost_usd FROM llm_calls").fetchall()
+    assert all(t_in > 0 for t_in, _, _ in costs)
+    for t_in, t_out, cost in costs:
+        assert cost == pytest.approx(0.5 * (t_in * 1.0 + t_out * 2.0) / 1_000_000)
     # An identical rerun sends nothing at all.
     again = gold.make_llm(settings, con)
     gold.run_batched(again, con, settings, targets, poll_s=0.05)
