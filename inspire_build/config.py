@@ -75,6 +75,11 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_timeout_s: float = Field(default=120.0, gt=0)
     llm_max_retries: int = Field(default=3, ge=0, le=10)
+    # Sampling and the system prompt, sent only when set; each is in the call key and the
+    # version hash, so a change asks the model again and makes a new version.
+    llm_temperature: float | None = Field(default=None, ge=0, le=2)
+    llm_seed: int | None = None
+    llm_system_prompt: str | None = None
     # Targets whose LLM steps run at once, each one call at a time (the openai backend; the
     # rules backend calls nothing and runs one target at a time).
     llm_concurrency: int = Field(default=8, ge=1, le=256)

@@ -203,7 +203,10 @@ class LLM:
         # The whole context, not only the rendered text: the rules backend may read data the
         # template does not show, and a cache hit must mean the same question.
         data = json.dumps(context, sort_keys=True, default=str)
-        input_hash = hashlib.sha256(f"{text}\0{schema}\0{data}".encode()).hexdigest()
+        asked = f"{text}\0{schema}\0{data}"
+        if self.options():  # set options change the answer; unset ones keep the old keys
+            asked += "\0" + json.dumps(self.options(), sort_keys=True)
+        input_hash = hashlib.sha256(asked.encode()).hexdigest()
         key = call_key(self.backend, self.model, prompt.hash, input_hash)
         cached = self._logged(key)
         if cached is not None:
@@ -247,7 +250,7 @@ class LLM:
     ) -> tuple[Output, tuple[int, int]]:
         import openai
 
-        messages: list[dict[str, str]] = [{"role": "user", "content": text}]
+        messages = self.messages(text)
         used = [0, 0]
         for attempt in range(2):  # the first answer, and one repair
             try:
@@ -310,6 +313,7 @@ class LLM:
                     messages=messages,  # type: ignore[arg-type]
                     response_format=model,
                     timeout=self.settings.llm_timeout_s,
+                    **self.sampling(),
                 )
             except openai.RateLimitError as error:
                 pause = self.limiter.heard(error.response.headers) or 1.0
@@ -320,6 +324,24 @@ class LLM:
             self.limiter.heard(raw.headers)
             return raw.parse()
 
+    def messages(self, text: str) -> list[dict[str, str]]:
+        """A call's messages: the settings' system prompt, if any, then the rendered prompt."""
+        system = self.settings.llm_system_prompt
+        first = [{"role": "system", "content": system}] if system else []
+        return [*first, {"role": "user", "content": text}]
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling settings a call sends: temperature and seed, only when set."""
+        chosen = {"temperature": self.settings.llm_temperature, "seed": self.settings.llm_seed}
+        return {name: value for name, value in chosen.items() if value is not None}
+
+    def options(self) -> dict[str, Any]:
+        """What besides the prompt shapes an endpoint's answer (none for the rules backend)."""
+        if self.backend == "rules":
+            return {}
+        system = self.settings.llm_system_prompt
+        return {**self.sampling(), **({"system": system} if system else {})}
+
     def request_body(self, text: str, model: type[pydantic.BaseModel]) -> dict[str, Any]:
         """The chat completion request ``complete`` sends, as a Batch API line's body."""
         # openai's own strict-schema conversion, the one chat.completions.parse applies.
@@ -327,7 +349,8 @@ class LLM:
 
         return {
             "model": self.model,
-            "messages": [{"role": "user", "content": text}],
+            "messages": self.messages(text),
+            **self.sampling(),
             "response_format": {
                 "type": "json_schema",
                 "json_schema": {

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import httpx
@@ -216,6 +217,58 @@ def llm_against(con: duckdb.DuckDBPyConnection, status: int) -> LLM:
         http_client=httpx.Client(transport=httpx.MockTransport(echoing(status))),
     )
     return LLM(settings, con, client=client)
+
+
+def answering(sent: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Response]:
+    """An endpoint that keeps each request's body and answers a brief."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        message = {"role": "assistant", "content": json.dumps({"brief": "A brief."})}
+        body = {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+        }
+        return httpx.Response(200, json=body)
+
+    return answer
+
+
+def test_temperature_seed_and_system_prompt_are_sent_and_keyed_only_when_set(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    sent: list[dict[str, Any]] = []
+
+    def llm(**options: Any) -> LLM:
+        settings = Settings(llm_backend="openai", llm_model="m", **options)  # type: ignore[call-arg]
+        transport = httpx.MockTransport(answering(sent))
+        client = openai.OpenAI(
+            api_key="k",
+            base_url="http://llm.invalid/v1",
+            max_retries=0,
+            http_client=httpx.Client(transport=transport),
+        )
+        return LLM(settings, con, client=client)
+
+    llm().complete("brief", CONTEXT, BriefDraft)
+    assert "temperature" not in sent[-1] and "seed" not in sent[-1]
+    assert [m["role"] for m in sent[-1]["messages"]] == ["user"]
+    chosen = {"llm_temperature": 0.0, "llm_seed": 7, "llm_system_prompt": "Be terse."}
+    asked = llm(**chosen)
+    asked.complete("brief", CONTEXT, BriefDraft)
+    assert asked.calls_made == 1  # another call key: the plain call's answer does not serve it
+    assert sent[-1]["temperature"] == 0.0 and sent[-1]["seed"] == 7
+    assert sent[-1]["messages"][0] == {"role": "system", "content": "Be terse."}
+    body = asked.request_body("text", BriefDraft)  # a batch line asks the same
+    assert body["temperature"] == 0.0 and body["seed"] == 7
+    assert body["messages"][0]["role"] == "system"
+    again = llm(**chosen)
+    again.complete("brief", CONTEXT, BriefDraft)
+    assert again.calls_made == 0 and len(sent) == 2  # the same options: the log answers
 
 
 @pytest.mark.parametrize("status", [401, 403, 404])

@@ -161,6 +161,9 @@ def test_the_version_hashes_the_code_and_the_llm_host(tmp_path: Path) -> None:
     assert splits.config_hash(settings(grade_readings=1), "eval") != splits.config_hash(
         settings(), "eval"
     )
+    plain = splits.config_hash(settings(), "eval")
+    for option in ({"llm_temperature": 0.2}, {"llm_seed": 3}, {"llm_system_prompt": "Be terse."}):
+        assert splits.config_hash(settings(**option), "eval") != plain, option
 
 
 def test_a_version_keeps_its_grades_and_findings_when_a_target_is_regraded(
