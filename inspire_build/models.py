@@ -324,7 +324,16 @@ class SplitVersion(Record):
 class BriefDraft(Record):
     """The ``brief`` prompt's answer."""
 
-    brief: str = Field(min_length=1)
+    brief: str
+
+    # Checked here rather than by Field(min_length=1): the schema sent to the endpoint keeps to
+    # the keywords every strict-schema server accepts (see LLM_OUTPUTS), and the check still holds.
+    @field_validator("brief")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the brief is empty")
+        return value
 
 
 class IdentityGuess(Record):
@@ -365,6 +374,18 @@ class GradeSheet(Record):
 
     grades: tuple[AntecedentGrade, ...]
 
+
+# The structured outputs the prompts ask for. Their JSON schemas keep to what OpenAI's strict
+# mode and the OpenAI-compatible servers accept (types, properties, required, enums, anyOf,
+# references): no minLength, minItems or maxItems, which some servers reject; our own
+# validators check what those would have (tests/unit/test_models.py).
+LLM_OUTPUTS: tuple[type[Record], ...] = (
+    BriefDraft,
+    IdentityGuess,
+    MechanismGuess,
+    MechanismOverlap,
+    GradeSheet,
+)
 
 ALL_MODELS: tuple[type[Record], ...] = (
     PaperIds,

@@ -7,6 +7,7 @@ import datetime as dt
 import pydantic
 import pytest
 
+from inspire_build import models
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.models import (
     Brief,
@@ -127,3 +128,39 @@ def test_split_version_round_trips_through_json() -> None:
         created_at=dt.datetime(2026, 12, 2, tzinfo=dt.UTC),
     )
     assert SplitVersion.model_validate_json(version.model_dump_json()) == version
+
+
+# Keywords a strict JSON schema may use on every OpenAI-compatible server we document.
+PORTABLE = {
+    "type", "properties", "required", "additionalProperties", "items", "enum", "anyOf",
+    "$ref", "$defs", "description", "title", "const", "default",
+}  # fmt: skip
+
+
+def _keywords(schema: object) -> set[str]:
+    if isinstance(schema, dict):
+        found = set(schema) - {"properties", "$defs"}
+        for key, value in schema.items():
+            if key in ("properties", "$defs"):
+                found |= set().union(*(_keywords(v) for v in value.values()))
+            else:
+                found |= _keywords(value)
+        return found
+    if isinstance(schema, list):
+        return set().union(*(_keywords(v) for v in schema))
+    return set()
+
+
+@pytest.mark.parametrize("model", models.LLM_OUTPUTS, ids=lambda m: m.__name__)
+def test_every_llm_output_schema_keeps_to_the_portable_strict_subset(
+    model: type[models.Record],
+) -> None:
+    from openai.lib._pydantic import to_strict_json_schema
+
+    assert _keywords(to_strict_json_schema(model)) <= PORTABLE
+
+
+def test_the_portable_check_finds_min_length_and_an_empty_brief_is_still_refused() -> None:
+    assert _keywords({"type": "string", "minLength": 1}) == {"type", "minLength"}
+    with pytest.raises(pydantic.ValidationError, match="the brief is empty"):
+        models.BriefDraft(brief="  ")
