@@ -80,6 +80,9 @@ class Settings(BaseSettings):
     llm_temperature: float | None = Field(default=None, ge=0, le=2)
     llm_seed: int | None = None
     llm_system_prompt: str | None = None
+    # json_schema: strict structured outputs; json_object: a JSON object, the schema stated in
+    # the prompt and checked here, for servers without json_schema (README: which serves which).
+    llm_response_format: Literal["json_schema", "json_object"] = "json_schema"
     # Targets whose LLM steps run at once, each one call at a time (the openai backend; the
     # rules backend calls nothing and runs one target at a time).
     llm_concurrency: int = Field(default=8, ge=1, le=256)

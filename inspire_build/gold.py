@@ -12,7 +12,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -210,12 +210,11 @@ def run(
         try:
             for target_id in dict.fromkeys(target_ids):
                 between()
+                _make_room(con, started, outcomes, width)
                 reader = con.cursor()  # the target's own: a connection is not shared by threads
                 started.append(
                     (pool.submit(target_records, llm, reader, settings, target_id), reader)
                 )
-                if len(started) >= width:
-                    _store(con, *started.popleft(), outcomes)
             while started:
                 _store(con, *started.popleft(), outcomes)
         finally:
@@ -224,6 +223,24 @@ def run(
     for _, reader in started:  # a cancelled build's: their steps have ended or never began
         reader.close()
     return outcomes
+
+
+def _make_room(
+    con: duckdb.DuckDBPyConnection,
+    started: collections.deque[tuple[Future[Records], duckdb.DuckDBPyConnection]],
+    outcomes: list[Verdict],
+    width: int,
+) -> None:
+    """Write the finished targets at the head of ``started``, in order, until fewer than
+    ``width`` are still running. A finished target behind a slow one waits to be written, but
+    its slot goes to the next target at once."""
+    while True:
+        while started and started[0][0].done():
+            _store(con, *started.popleft(), outcomes)
+        running = [future for future, _ in started if not future.done()]
+        if len(running) < width:
+            return
+        wait(running, return_when=FIRST_COMPLETED)
 
 
 def _store(

@@ -128,6 +128,8 @@ def estimate_tokens(messages: list[dict[str, str]]) -> int:
 
 
 ANSWER_TOKENS = 1000  # what a structured answer is budgeted, as providers count max_tokens
+# json_object mode: what the prompt adds before the answer's JSON schema.
+JSON_OBJECT_ASK = "Answer with one JSON object, and nothing else, that matches this JSON schema:"
 
 
 class LLM:
@@ -308,13 +310,7 @@ class LLM:
         while True:
             waited += self.limiter.acquire(estimate)
             try:
-                raw = self.client().chat.completions.with_raw_response.parse(
-                    model=self.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    response_format=model,
-                    timeout=self.settings.llm_timeout_s,
-                    **self.sampling(),
-                )
+                raw = self._send(messages, model)
             except openai.RateLimitError as error:
                 pause = self.limiter.heard(error.response.headers) or 1.0
                 if waited + pause > self.settings.llm_rate_wait_max_s:
@@ -322,7 +318,36 @@ class LLM:
                 self.limiter.heard({"retry-after": str(pause)})
                 continue
             self.limiter.heard(raw.headers)
-            return raw.parse()
+            if self.settings.llm_response_format == "json_schema":
+                return raw.parse()
+            # json_object: the answer is checked against the model here, as parse() does above
+            from openai.lib._parsing._completions import parse_chat_completion
+
+            return parse_chat_completion(
+                response_format=model, input_tools=openai.omit, chat_completion=raw.parse()
+            )
+
+    def _send(self, messages: list[dict[str, str]], model: type[Output]) -> Any:
+        """The raw chat call: a strict JSON schema (``json_schema``), or for servers without
+        one (``json_object``) a JSON object, with the schema stated at the end of the prompt."""
+        completions = self.client().chat.completions.with_raw_response
+        options = {"timeout": self.settings.llm_timeout_s, **self.sampling()}
+        if self.settings.llm_response_format == "json_schema":
+            return completions.parse(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                response_format=model,
+                **options,
+            )
+        *before, last = messages
+        schema = json.dumps(model.model_json_schema(), sort_keys=True)
+        stated = {**last, "content": f"{last['content']}\n\n{JSON_OBJECT_ASK}\n{schema}"}
+        return completions.create(  # type: ignore[call-overload]
+            model=self.model,
+            messages=[*before, stated],
+            response_format={"type": "json_object"},
+            **options,
+        )
 
     def messages(self, text: str) -> list[dict[str, str]]:
         """A call's messages: the settings' system prompt, if any, then the rendered prompt."""
@@ -339,8 +364,9 @@ class LLM:
         """What besides the prompt shapes an endpoint's answer (none for the rules backend)."""
         if self.backend == "rules":
             return {}
-        system = self.settings.llm_system_prompt
-        return {**self.sampling(), **({"system": system} if system else {})}
+        system, shape = self.settings.llm_system_prompt, self.settings.llm_response_format
+        chosen = {"system": system, "response_format": None if shape == "json_schema" else shape}
+        return {**self.sampling(), **{k: v for k, v in chosen.items() if v}}
 
     def request_body(self, text: str, model: type[pydantic.BaseModel]) -> dict[str, Any]:
         """The chat completion request ``complete`` sends, as a Batch API line's body."""

@@ -63,6 +63,7 @@ def config_hash(settings: Settings, split: str) -> str:
         "llm_temperature": settings.llm_temperature,
         "llm_seed": settings.llm_seed,
         "llm_system_prompt": settings.llm_system_prompt,
+        "llm_response_format": settings.llm_response_format,
         "prompts": prompts,
         "brief_attempts": settings.brief_attempts,
         "grade_part_tokens": settings.grade_part_tokens,

@@ -339,7 +339,7 @@ def _chat_request(body: Any) -> _ChatRequest:
     if kind == "text":
         return _ChatRequest(model, messages, None, limit)
     if kind == "json_object":
-        return _ChatRequest(model, messages, {"type": "object", "additionalProperties": {}}, limit)
+        return _ChatRequest(model, messages, _stated_schema(messages), limit)
     spec = fmt.get("json_schema") if kind == "json_schema" else None
     if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
         raise _ApiError(
@@ -349,6 +349,18 @@ def _chat_request(body: Any) -> _ChatRequest:
             "response_format",
         )
     return _ChatRequest(model, messages, spec["schema"], limit)
+
+
+def _stated_schema(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """json_object mode: the JSON schema the last message states after "JSON schema:", which a
+    server without json_schema support is asked to follow; else any object."""
+    content = messages[-1].get("content")
+    _, marker, stated = (content if isinstance(content, str) else "").rpartition("JSON schema:")
+    try:
+        schema = json.loads(stated) if marker else None
+    except ValueError:
+        schema = None
+    return schema if isinstance(schema, dict) else {"type": "object", "additionalProperties": {}}
 
 
 def _tokens(text: str, per_word: float) -> int:

@@ -110,6 +110,37 @@ def _seed_faulting_only_the_first_request(rate: float) -> int:
     raise AssertionError("no such seed")
 
 
+def test_json_object_mode_states_the_schema_checks_the_answer_and_repairs_it_once() -> None:
+    seed = _seed_faulting_only_the_first_request(0.5)
+    config = OpenAIConfig(seed=seed, fault="invalid_json", fault_rate=0.5)
+    with sandbox_llm(config, llm_response_format="json_object") as (llm, base, con):
+        draft = llm.complete("brief", CONTEXT, BriefDraft)
+        assert draft.brief
+        assert chat_requests(base) == 2  # the invalid answer, then the repair
+        logged = con.execute("SELECT count(*) FROM llm_calls").fetchone()
+        assert logged == (1,)
+    sent: list[dict[str, object]] = []
+
+    def keep(request: httpx.Request) -> None:
+        sent.append(json.loads(request.content))
+
+    with sandbox_llm(llm_response_format="json_object") as (plain, base, _):
+        client = openai.OpenAI(
+            api_key="sk-test",
+            base_url=base + "/v1",
+            max_retries=0,
+            http_client=httpx.Client(event_hooks={"request": [keep]}),
+        )
+        watched = LLM(plain.settings, plain._con, client=client)
+        assert watched.complete("brief", CONTEXT, BriefDraft).brief
+    assert sent[0]["response_format"] == {"type": "json_object"}
+    messages = sent[0]["messages"]
+    assert isinstance(messages, list)
+    assert messages[-1]["content"].endswith(
+        json.dumps(BriefDraft.model_json_schema(), sort_keys=True)
+    )
+
+
 def test_a_missing_reference_is_repaired() -> None:
     seed = _seed_faulting_only_the_first_request(0.5)
     config = OpenAIConfig(seed=seed, fault="drop_item", fault_rate=0.5)
