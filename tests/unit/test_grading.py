@@ -141,7 +141,13 @@ class FakeOpenAI:
 
     def __init__(self, answers: list[list[dict[str, Any]]]) -> None:
         self.answers, self.requests = list(answers), []
-        self.chat = types.SimpleNamespace(completions=types.SimpleNamespace(parse=self.parse))
+        raw = types.SimpleNamespace(parse=self.raw_parse)  # what llm.py calls: headers, then parse
+        completions = types.SimpleNamespace(parse=self.parse, with_raw_response=raw)
+        self.chat = types.SimpleNamespace(completions=completions)
+
+    def raw_parse(self, **request: Any) -> Any:
+        answer = self.parse(**request)
+        return types.SimpleNamespace(headers={}, parse=lambda: answer)
 
     def parse(self, **request: Any) -> Any:
         self.requests.append(request)
