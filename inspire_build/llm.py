@@ -52,11 +52,19 @@ Output = TypeVar("Output", bound=pydantic.BaseModel)
 
 
 class Refusal(LLMError):
-    """The model refused to answer."""
+    """The model refused to answer. ``tokens``: what the refused call (and any repair) used."""
+
+    def __init__(self, message: str, tokens: tuple[int, int] = (0, 0)) -> None:
+        super().__init__(message)
+        self.tokens = tokens
 
 
 class InvalidOutput(LLMError):
-    """The answer did not validate, even after the repair retry."""
+    """The answer did not validate, even after the repair retry. ``tokens``: what both used."""
+
+    def __init__(self, message: str, tokens: tuple[int, int] = (0, 0)) -> None:
+        super().__init__(message)
+        self.tokens = tokens
 
 
 class Deferred(LLMError):
@@ -130,6 +138,32 @@ def estimate_tokens(messages: list[dict[str, str]]) -> int:
 ANSWER_TOKENS = 1000  # what a structured answer is budgeted, as providers count max_tokens
 # json_object mode: what the prompt adds before the answer's JSON schema.
 JSON_OBJECT_ASK = "Answer with one JSON object, and nothing else, that matches this JSON schema:"
+
+
+class _Unreadable(Exception):
+    """An answer that is not the schema's JSON, with the tokens its call used."""
+
+    def __init__(self, problem: str, tokens: tuple[int, int]) -> None:
+        super().__init__(problem)
+        self.problem, self.tokens = problem, tokens
+
+
+def _problem(error: ValueError) -> str:
+    """What was wrong with an answer, in one line, for the repair prompt."""
+    if isinstance(error, pydantic.ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+    return str(error).splitlines()[0]
+
+
+def _usage(raw: Any) -> tuple[int, int]:
+    """The tokens a raw response reports (0, 0 when it reports none)."""
+    try:
+        usage = raw.http_response.json().get("usage") or {}
+    except (AttributeError, ValueError):
+        return (0, 0)
+    return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
 
 
 class LLM:
@@ -236,7 +270,17 @@ class LLM:
                 first = str(error).splitlines()[:3]
                 raise InvalidOutput(f"the rules answer is invalid: {' '.join(first)}") from error
         else:
-            answer, tokens = self._openai_answer(text, output_model, validate)
+            try:
+                answer, tokens = self._openai_answer(text, output_model, validate)
+            except (Refusal, InvalidOutput) as error:
+                # Paid for but not an answer: logged with its tokens, never served from the log.
+                status = "refused" if isinstance(error, Refusal) else "invalid"
+                failed = {"error": str(error)}
+                spent = (time.perf_counter() - started) * 1000
+                self._log(
+                    self._record(prompt_name, input_hash, failed, error.tokens, spent), status
+                )
+                raise
         latency = (time.perf_counter() - started) * 1000
         self.record(key, answer, prompt_name, input_hash, tokens, latency)
         return answer
@@ -259,17 +303,14 @@ class LLM:
                 completion = self._parse(messages, model)
             except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as error:
                 # OpenAIErrors, not APIErrors: the answer was cut at max_tokens or filtered
-                raise InvalidOutput(f"the model stopped early: {error}") from error
+                raise InvalidOutput(
+                    f"the model stopped early: {error}", (used[0], used[1])
+                ) from error
             except openai.APIError as error:
                 raise failure(error, self.redactor, "the LLM call") from error
-            except pydantic.ValidationError as error:
-                problem = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
-                )
-                raw = ""
-            except ValueError as error:  # not JSON at all
-                problem = str(error).splitlines()[0]
-                raw = ""
+            except _Unreadable as error:
+                problem, raw = error.problem, ""
+                used = [used[0] + error.tokens[0], used[1] + error.tokens[1]]
             else:
                 usage = completion.usage
                 if usage is not None:
@@ -277,7 +318,7 @@ class LLM:
                     used[1] += usage.completion_tokens
                 message = completion.choices[0].message
                 if message.refusal:
-                    raise Refusal(f"the model refused: {message.refusal}")
+                    raise Refusal(f"the model refused: {message.refusal}", (used[0], used[1]))
                 raw = message.content or ""
                 parsed = message.parsed
                 if parsed is None:
@@ -298,7 +339,9 @@ class LLM:
                         f"{problem}. Answer again, following the schema and every rule.",
                     },
                 ]
-        raise InvalidOutput(f"the answer stayed invalid after a repair retry: {problem}")
+        raise InvalidOutput(
+            f"the answer stayed invalid after a repair retry: {problem}", (used[0], used[1])
+        )
 
     def _parse(self, messages: list[dict[str, str]], model: type[Output]) -> Any:
         """One chat call in its turn under the limits (``CallLimiter``). A 429 that outlasts the
@@ -318,14 +361,17 @@ class LLM:
                 self.limiter.heard({"retry-after": str(pause)})
                 continue
             self.limiter.heard(raw.headers)
-            if self.settings.llm_response_format == "json_schema":
-                return raw.parse()
-            # json_object: the answer is checked against the model here, as parse() does above
-            from openai.lib._parsing._completions import parse_chat_completion
+            try:
+                if self.settings.llm_response_format == "json_schema":
+                    return raw.parse()
+                # json_object: the answer is checked against the model here, as parse() does
+                from openai.lib._parsing._completions import parse_chat_completion
 
-            return parse_chat_completion(
-                response_format=model, input_tools=openai.omit, chat_completion=raw.parse()
-            )
+                return parse_chat_completion(
+                    response_format=model, input_tools=openai.omit, chat_completion=raw.parse()
+                )
+            except ValueError as error:  # pydantic's ValidationError, or not JSON at all
+                raise _Unreadable(_problem(error), _usage(raw)) from error
 
     def _send(self, messages: list[dict[str, str]], model: type[Output]) -> Any:
         """The raw chat call: a strict JSON schema (``json_schema``), or for servers without
@@ -400,24 +446,39 @@ class LLM:
     ) -> None:
         """Log an answer (one obtained outside ``complete`` too: a ``batch`` answer, costed at
         the Batch API's price), so ``complete`` finds it."""
-        prompt = self._prompt(prompt_name)
-        record = CallRecord(
-            self.backend,
-            self.model,
-            prompt_name,
-            prompt.hash,
-            input_hash,
-            answer.model_dump_json(),
-            tokens[0],
-            tokens[1],
-            latency_ms,
-            self._cost(tokens) * (self.settings.llm_batch_price_factor if batch else 1.0),
+        record = self._record(
+            prompt_name, input_hash, answer.model_dump(mode="json"), tokens, latency_ms
         )
+        if batch:
+            cost = record.cost_usd * self.settings.llm_batch_price_factor
+            record = dataclasses.replace(record, cost_usd=cost)
         if record.call_key != key:
             raise LLMError(f"batch answer {key[:12]} does not match its request")
         with self._lock:
             self.calls_made += 1
         self._log(record)
+
+    def _record(
+        self,
+        prompt_name: str,
+        input_hash: str,
+        output: Mapping[str, Any],
+        tokens: tuple[int, int],
+        latency_ms: float,
+    ) -> CallRecord:
+        prompt = self._prompt(prompt_name)
+        return CallRecord(
+            self.backend,
+            self.model,
+            prompt_name,
+            prompt.hash,
+            input_hash,
+            json.dumps(output),
+            tokens[0],
+            tokens[1],
+            latency_ms,
+            self._cost(tokens),
+        )
 
     def _cost(self, tokens: tuple[int, int]) -> float:
         prices = self.settings.llm_prices.get(self.model)
@@ -440,17 +501,18 @@ class LLM:
         journal = getattr(self._local, "rows", None)
         if journal is not None:
             for row in journal:
-                if row["call_key"] == key:
+                if row["call_key"] == key and row["status"] == "answered":
                     return json.dumps(row["output"])
             return llm_log.logged_output(self._local.reader, key)
         with self._lock:
             return llm_log.logged_output(self._con, key)
 
-    def _log(self, record: CallRecord) -> None:
+    def _log(self, record: CallRecord, status: str = "answered") -> None:
         row = {
             "call_key": record.call_key,
             **dataclasses.asdict(record),
             "output": json.loads(record.output),
+            "status": status,
             "created_at": dt.datetime.now(dt.UTC),
         }
         journal = getattr(self._local, "rows", None)

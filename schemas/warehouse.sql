@@ -34,7 +34,7 @@ CREATE TABLE instances(version_id VARCHAR, instance_id VARCHAR, target_id VARCHA
 
 CREATE TABLE llm_batches(batch_id VARCHAR PRIMARY KEY, status VARCHAR NOT NULL, input_file_id VARCHAR NOT NULL, output_file_id VARCHAR, requests INTEGER NOT NULL, call_keys JSON NOT NULL, submitted_at TIMESTAMP WITH TIME ZONE NOT NULL, finished_at TIMESTAMP WITH TIME ZONE);
 
-CREATE TABLE llm_calls(call_key VARCHAR PRIMARY KEY, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, prompt_name VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, input_hash VARCHAR NOT NULL, output JSON NOT NULL, tokens_in INTEGER DEFAULT(0) NOT NULL, tokens_out INTEGER DEFAULT(0) NOT NULL, latency_ms DOUBLE DEFAULT(0) NOT NULL, cost_usd DOUBLE DEFAULT(0) NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL);
+CREATE TABLE llm_calls(call_key VARCHAR PRIMARY KEY, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, prompt_name VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, input_hash VARCHAR NOT NULL, output JSON NOT NULL, tokens_in INTEGER DEFAULT(0) NOT NULL, tokens_out INTEGER DEFAULT(0) NOT NULL, latency_ms DOUBLE DEFAULT(0) NOT NULL, cost_usd DOUBLE DEFAULT(0) NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR DEFAULT('answered'));
 
 CREATE TABLE paper_ids(scheme VARCHAR, "value" VARCHAR, paper_id VARCHAR NOT NULL, "source" VARCHAR NOT NULL, PRIMARY KEY(scheme, "value"));
 

@@ -14,7 +14,9 @@ from inspire_build import warehouse
 
 def logged_output(con: duckdb.DuckDBPyConnection, call_key: str) -> str | None:
     """The logged answer of the call ``call_key``, if it was made before."""
-    row = con.execute("SELECT output FROM llm_calls WHERE call_key = ?", [call_key]).fetchone()
+    row = con.execute(
+        "SELECT output FROM llm_calls WHERE call_key = ? AND status = 'answered'", [call_key]
+    ).fetchone()
     return str(row[0]) if row else None
 
 

@@ -89,11 +89,24 @@ def test_invalid_json_gets_one_repair_then_fails() -> None:
         assert chat_requests(base) == 2
 
 
-def test_a_refusal_is_a_typed_error() -> None:
-    with sandbox_llm(OpenAIConfig(fault="refusal", fault_rate=1.0)) as (llm, _, con):
+def test_a_refusal_is_a_typed_error_logged_with_its_tokens_and_never_served() -> None:
+    with sandbox_llm(OpenAIConfig(fault="refusal", fault_rate=1.0)) as (llm, base, con):
         with pytest.raises(Refusal, match="sandbox refusal"):
             llm.complete("brief", CONTEXT, BriefDraft)
-        assert con.execute("SELECT count(*) FROM llm_calls").fetchone() == (0,)  # nothing cached
+        row = con.execute("SELECT status, tokens_in, tokens_out, output FROM llm_calls").fetchall()
+        assert len(row) == 1 and row[0][0] == "refused" and row[0][1] > 0  # paid for, logged
+        assert "sandbox refusal" in row[0][3]
+        with pytest.raises(Refusal):  # not served from the log: asked again
+            llm.complete("brief", CONTEXT, BriefDraft)
+        assert chat_requests(base) == 2
+
+
+def test_an_answer_invalid_after_the_repair_is_logged_with_both_calls_tokens() -> None:
+    with sandbox_llm(OpenAIConfig(fault="invalid_json", fault_rate=1.0)) as (llm, _, con):
+        with pytest.raises(InvalidOutput):
+            llm.complete("brief", CONTEXT, BriefDraft)
+        rows = con.execute("SELECT status, tokens_in FROM llm_calls").fetchall()
+        assert [status for status, _ in rows] == ["invalid"] and rows[0][1] > 0
 
 
 def test_a_timeout_is_a_typed_error() -> None:
