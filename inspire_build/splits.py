@@ -60,10 +60,6 @@ def config_hash(settings: Settings, split: str) -> str:
         "backend": settings.llm_backend,
         "model": model,
         "llm_host": host,
-        "llm_temperature": settings.llm_temperature,
-        "llm_seed": settings.llm_seed,
-        "llm_system_prompt": settings.llm_system_prompt,
-        "llm_response_format": settings.llm_response_format,
         "prompts": prompts,
         "brief_attempts": settings.brief_attempts,
         "grade_part_tokens": settings.grade_part_tokens,
@@ -74,6 +70,17 @@ def config_hash(settings: Settings, split: str) -> str:
         "code": __version__,
         "code_fingerprint": code_fingerprint(),
     }
+    # What shapes the model's answers beyond the prompt, named only when set: a build that sets
+    # none keeps the hash it had before these settings existed.
+    chosen = {
+        "llm_temperature": settings.llm_temperature,
+        "llm_seed": settings.llm_seed,
+        "llm_system_prompt": settings.llm_system_prompt,
+        "llm_response_format": None
+        if settings.llm_response_format == "json_schema"
+        else settings.llm_response_format,
+    }
+    described |= {name: value for name, value in chosen.items() if value is not None}
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
 
 

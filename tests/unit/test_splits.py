@@ -162,7 +162,13 @@ def test_the_version_hashes_the_code_and_the_llm_host(tmp_path: Path) -> None:
         settings(), "eval"
     )
     plain = splits.config_hash(settings(), "eval")
-    for option in ({"llm_temperature": 0.2}, {"llm_seed": 3}, {"llm_system_prompt": "Be terse."}):
+    options = (
+        {"llm_temperature": 0.2},
+        {"llm_seed": 3},
+        {"llm_system_prompt": "Be terse."},
+        {"llm_response_format": "json_object"},
+    )
+    for option in options:
         assert splits.config_hash(settings(**option), "eval") != plain, option
 
 
