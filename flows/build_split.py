@@ -97,6 +97,7 @@ def build_split(
     concurrency: int | None = None,
     chunk_size: int = 50,
     warehouse_path: str | None = None,
+    llm_concurrency: int | None = None,
 ) -> Any:
     """Build one split version end to end and return its row (into ``warehouse_path``, else
     the configured warehouse); a :class:`Cancelled` build ends its flow run Cancelled."""
@@ -107,6 +108,7 @@ def build_split(
         llm_backend=llm_backend,
         source_mode=source_mode,
         concurrency=concurrency,
+        llm_concurrency=llm_concurrency,
         warehouse=warehouse_path,
     )
     pipeline.check_sources(settings)  # a configuration error fails at once, before any request

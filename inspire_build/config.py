@@ -174,6 +174,7 @@ class Settings(BaseSettings):
         llm_backend: str | None = None,
         source_mode: str | None = None,
         concurrency: int | None = None,
+        llm_concurrency: int | None = None,
         warehouse: str | Path | None = None,
     ) -> Settings:
         """These settings with a flow's or a command's parameters over them (None: unchanged);
@@ -185,6 +186,7 @@ class Settings(BaseSettings):
                 ("llm_backend", llm_backend),
                 ("source_mode", source_mode),
                 ("concurrency", concurrency),
+                ("llm_concurrency", llm_concurrency),
             )
             if value
         }

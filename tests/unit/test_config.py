@@ -103,7 +103,10 @@ def test_parameters_override_the_settings_and_are_validated(tmp_path: Path) -> N
         built.split("eval").limit == 3 and built.split("train").limit == base.split("train").limit
     )
     assert built.llm_backend == "rules" and built.warehouse == tmp_path / "w"
+    assert base.overridden(llm_concurrency=16).llm_concurrency == 16
     with pytest.raises(pydantic.ValidationError):
         base.overridden(concurrency=-2)
+    with pytest.raises(pydantic.ValidationError):
+        base.overridden(llm_concurrency=1000)  # over its 256
     with pytest.raises(InputError, match="unknown split 'evl'"):
         base.overridden("evl", limit=3)
