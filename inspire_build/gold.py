@@ -210,13 +210,13 @@ def run(
         try:
             for target_id in dict.fromkeys(target_ids):
                 between()
-                _make_room(con, started, outcomes, width)
+                _make_room(llm, con, started, outcomes, width)
                 reader = con.cursor()  # the target's own: a connection is not shared by threads
                 started.append(
                     (pool.submit(target_records, llm, reader, settings, target_id), reader)
                 )
             while started:
-                _store(con, *started.popleft(), outcomes)
+                _store(llm, con, *started.popleft(), outcomes)
         finally:
             for future, _ in started:
                 future.cancel()
@@ -226,6 +226,7 @@ def run(
 
 
 def _make_room(
+    llm: LLM,
     con: duckdb.DuckDBPyConnection,
     started: collections.deque[tuple[Future[Records], duckdb.DuckDBPyConnection]],
     outcomes: list[Verdict],
@@ -236,7 +237,7 @@ def _make_room(
     its slot goes to the next target at once."""
     while True:
         while started and started[0][0].done():
-            _store(con, *started.popleft(), outcomes)
+            _store(llm, con, *started.popleft(), outcomes)
         running = [future for future, _ in started if not future.done()]
         if len(running) < width:
             return
@@ -244,6 +245,7 @@ def _make_room(
 
 
 def _store(
+    llm: LLM,
     con: duckdb.DuckDBPyConnection,
     future: Future[Records],
     reader: duckdb.DuckDBPyConnection,
@@ -256,6 +258,7 @@ def _store(
     finally:
         reader.close()
     write(con, records)
+    llm.written(row["call_key"] for row in records.calls)
     outcomes.append(records.verdict)
 
 

@@ -27,8 +27,8 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import duckdb
 import pydantic
@@ -166,6 +166,13 @@ def _usage(raw: Any) -> tuple[int, int]:
     return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
 
 
+class _Asked(NamedTuple):
+    key: str
+    prompt_name: str
+    input_hash: str
+    text: str
+
+
 class LLM:
     """Structured LLM calls through one backend, logged and cached in ``llm_calls``."""
 
@@ -190,6 +197,11 @@ class LLM:
         self.limiter = CallLimiter(settings.llm_rpm, settings.llm_tpm)  # shared by every thread
         # Inside journal(): this thread's new call-log rows and the cursor it reads the log with.
         self._local = threading.local()
+        # Targets in threads: a call asked by one thread waits for a twin (the same key) another
+        # is asking, then takes its answer, so a key is asked once per build at any concurrency,
+        # as one at a time would (the second target is answered from the log).
+        self._flying: dict[str, threading.Event] = {}
+        self._shared: dict[str, dict[str, Any]] = {}  # answered by a thread, maybe not written
         # Batch mode: a miss records its request here and raises Deferred (see batch.py).
         self.collecting = False
         self.pending: dict[str, tuple[dict[str, Any], type[pydantic.BaseModel], str, str]] = {}
@@ -244,6 +256,19 @@ class LLM:
             asked += "\0" + json.dumps(self.options(), sort_keys=True)
         input_hash = hashlib.sha256(asked.encode()).hexdigest()
         key = call_key(self.backend, self.model, prompt.hash, input_hash)
+        with self._single_flight(key):
+            question = _Asked(key, prompt_name, input_hash, text)
+            return self._answer(question, context, output_model, validate)
+
+    def _answer(
+        self,
+        asked: _Asked,
+        context: Mapping[str, Any],
+        output_model: type[Output],
+        validate: Callable[[Output], None] | None,
+    ) -> Output:
+        """The answer from the log (or a twin call's), else from the backend, logged."""
+        key, prompt_name, input_hash, text = asked
         cached = self._logged(key)
         if cached is not None:
             answer = output_model.model_validate_json(cached)
@@ -497,12 +522,43 @@ class LLM:
         finally:
             del self._local.rows, self._local.reader
 
+    @contextlib.contextmanager
+    def _single_flight(self, key: str) -> Iterator[None]:
+        """Inside journal(): hold ``key`` while this thread asks it; a thread asking the same key
+        waits here until the holder is done. Elsewhere (one thread): nothing to hold."""
+        if getattr(self._local, "rows", None) is None:
+            yield
+            return
+        while True:
+            with self._lock:
+                twin = self._flying.get(key)
+                if twin is None:
+                    self._flying[key] = threading.Event()
+                    break
+            twin.wait()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._flying.pop(key).set()
+
+    def written(self, keys: Iterable[str]) -> None:
+        """These calls are in the log now: the log answers them from here on."""
+        with self._lock:
+            for key in keys:
+                self._shared.pop(key, None)
+
     def _logged(self, key: str) -> str | None:
         journal = getattr(self._local, "rows", None)
         if journal is not None:
             for row in journal:
                 if row["call_key"] == key and row["status"] == "answered":
                     return json.dumps(row["output"])
+            with self._lock:
+                twin = self._shared.get(key)
+            if twin is not None:  # kept with this target's rows too, in case the twin's are lost
+                journal.append(twin)
+                return json.dumps(twin["output"])
             return llm_log.logged_output(self._local.reader, key)
         with self._lock:
             return llm_log.logged_output(self._con, key)
@@ -518,6 +574,9 @@ class LLM:
         journal = getattr(self._local, "rows", None)
         if journal is not None:
             journal.append(row)
+            if status == "answered":
+                with self._lock:
+                    self._shared[row["call_key"]] = row
             return
         with self._lock:
             llm_log.write(self._con, [row])

@@ -6,7 +6,9 @@ log line ever holds the key, even when the endpoint's error body echoes it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -236,6 +238,38 @@ def answering(sent: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Res
         return httpx.Response(200, json=body)
 
     return answer
+
+
+def test_twin_calls_in_two_threads_are_asked_once_and_both_get_its_answer(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    asked: list[int] = []
+
+    def slow_brief(_: Mapping[str, Any]) -> BriefDraft:
+        asked.append(1)
+        time.sleep(0.2)  # long enough for the twin to arrive while this call is in flight
+        return BriefDraft(brief=f"answer {len(asked)}")  # a second call would answer otherwise
+
+    llm = LLM(Settings(), con, rules={"brief": slow_brief})
+    start = threading.Barrier(2)
+    found: dict[str, tuple[str, list[str]]] = {}
+
+    def target(name: str) -> None:
+        reader = con.cursor()
+        with llm.journal(reader) as rows:
+            start.wait()
+            answer = llm.complete("brief", CONTEXT, BriefDraft).brief
+        found[name] = (answer, [row["call_key"] for row in rows])
+        reader.close()
+
+    threads = [threading.Thread(target=target, args=(n,)) for n in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(asked) == 1 and llm.calls_made == 1
+    assert found["a"][0] == found["b"][0] == "answer 1"
+    assert found["a"][1] == found["b"][1] and len(found["a"][1]) == 1  # each target keeps the row
 
 
 def test_temperature_seed_and_system_prompt_are_sent_and_keyed_only_when_set(
