@@ -206,8 +206,8 @@ def run(
     started: collections.deque[tuple[Future[Records], duckdb.DuckDBPyConnection]] = (
         collections.deque()
     )
-    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-steps") as pool:
-        try:
+    try:
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-steps") as pool:
             for target_id in dict.fromkeys(target_ids):
                 between()
                 _make_room(llm, con, started, outcomes, width)
@@ -217,11 +217,11 @@ def run(
                 )
             while started:
                 _store(llm, con, *started.popleft(), outcomes)
-        finally:
-            for future, _ in started:
-                future.cancel()
-    for _, reader in started:  # a cancelled build's: their steps have ended or never began
-        reader.close()
+    finally:
+        # A stopped build's (a signal, a refused key): the pool has let its steps end, so their
+        # cursors close here, whatever was raised.
+        for _, reader in started:
+            reader.close()
     return outcomes
 
 

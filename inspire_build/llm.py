@@ -252,8 +252,8 @@ class LLM:
         # template does not show, and a cache hit must mean the same question.
         data = json.dumps(context, sort_keys=True, default=str)
         asked = f"{text}\0{schema}\0{data}"
-        if self.options():  # set options change the answer; unset ones keep the old keys
-            asked += "\0" + json.dumps(self.options(), sort_keys=True)
+        if options := self.options():  # set options change the answer; unset keep old keys
+            asked += "\0" + json.dumps(options, sort_keys=True)
         input_hash = hashlib.sha256(asked.encode()).hexdigest()
         key = call_key(self.backend, self.model, prompt.hash, input_hash)
         with self._single_flight(key):
@@ -380,10 +380,10 @@ class LLM:
             try:
                 raw = self._send(messages, model)
             except openai.RateLimitError as error:
-                pause = self.limiter.heard(error.response.headers) or 1.0
+                # the server's word, else a second: the next acquire() sleeps it
+                pause = self.limiter.heard(error.response.headers) or self.limiter.pause(1.0)
                 if waited + pause > self.settings.llm_rate_wait_max_s:
                     raise
-                self.limiter.heard({"retry-after": str(pause)})
                 continue
             self.limiter.heard(raw.headers)
             try:

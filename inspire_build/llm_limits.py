@@ -78,7 +78,10 @@ class CallLimiter:
         """Take the server's word from a response's (or a 429's) headers; returns the pause it
         asked for, if any."""
         wait = server_wait(headers)
-        if wait is not None:
-            with self._lock:
-                self._paused_until = max(self._paused_until, self._clock() + wait)
-        return wait
+        return None if wait is None else self.pause(wait)
+
+    def pause(self, seconds: float) -> float:
+        """Hold every call for ``seconds`` from now (unless held longer already); returns them."""
+        with self._lock:
+            self._paused_until = max(self._paused_until, self._clock() + seconds)
+        return seconds

@@ -74,3 +74,4 @@ def test_a_retry_after_holds_every_call_until_it_passes() -> None:
     assert limiter.acquire(tokens=5) == 2.0
     assert limiter.acquire(tokens=5) == 0.0  # the pause is over
     assert limiter.heard({"x-ratelimit-remaining-requests": "12"}) is None
+    assert limiter.pause(0.5) == 0.5 and limiter.acquire(tokens=5) == 0.5  # a pause of our own
