@@ -35,6 +35,9 @@ def sandbox_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
             # wins there (tests/unit/test_exports.py tests its verdict); this tests the flows
             "INSPIRE_WINDOW_ATTACK_MAX_TOP1": "1.0",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            # The served runner looks for scheduled runs every 10 s by default; each run of
+            # this test would wait up to that long with the CPU idle.
+            "PREFECT_RUNNER_POLL_FREQUENCY": "1",
         }
         yield env
 
