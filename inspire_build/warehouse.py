@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import importlib.util
 import json
 import os
 import re
+import sys
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -81,12 +83,23 @@ def connect(
         if read_only or not create:
             require(file)
         file.parent.mkdir(parents=True, exist_ok=True)
+    mark_absent_pandas()
     try:
         return duckdb.connect(target, read_only=read_only)
     except duckdb.Error as error:
         raise translate(error, target) or WarehouseError(
             f"cannot open the warehouse {target}: {error}"
         ) from error
+
+
+def mark_absent_pandas() -> None:
+    """Where pandas is not installed, say so in ``sys.modules`` once, so that ``import pandas``
+    fails at once. DuckDB's client asks for pandas about twice per statement with parameters,
+    and each failed ask walks the whole import path again under the import lock: a one-row
+    lookup took 0.44 ms instead of 0.27 ms, and 0.38 instead of 0.15 across 8 threads, which
+    queue on that lock. Where pandas is installed (or already imported), nothing changes."""
+    if "pandas" not in sys.modules and importlib.util.find_spec("pandas") is None:
+        sys.modules["pandas"] = None  # type: ignore[assignment]  # "known absent" in CPython
 
 
 def require(path: Path) -> None:

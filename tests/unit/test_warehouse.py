@@ -310,3 +310,49 @@ def test_read_only_open_of_a_missing_file_says_how_to_create_it(tmp_path: Path) 
     with pytest.raises(WarehouseError, match="inspire warehouse init"):
         warehouse.connect(tmp_path / "missing.duckdb", read_only=True)
     assert not (tmp_path / "missing.duckdb").exists()
+
+
+class _Asked:
+    """A finder ahead of every other that only records the modules Python looks for."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        self.names.append(name)
+
+
+def _pandas_asks(monkeypatch: pytest.MonkeyPatch, con: duckdb.DuckDBPyConnection) -> int:
+    asked = _Asked()
+    monkeypatch.setattr(sys, "meta_path", [asked, *sys.meta_path])
+    con.execute("SELECT ?::VARCHAR, ?::INTEGER", ["a", 1]).fetchall()
+    monkeypatch.setattr(sys, "meta_path", sys.meta_path[1:])
+    return asked.names.count("pandas")
+
+
+def test_an_absent_pandas_is_marked_so_duckdb_stops_looking_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    con = duckdb.connect()
+    monkeypatch.delitem(sys.modules, "pandas", raising=False)
+    assert _pandas_asks(monkeypatch, con) > 0  # unmarked, every statement looks for it again
+    monkeypatch.delitem(sys.modules, "pandas", raising=False)
+    real_find_spec = warehouse.importlib.util.find_spec
+    monkeypatch.setattr(
+        warehouse.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "pandas" else real_find_spec(name, *a),
+    )
+    warehouse.mark_absent_pandas()
+    assert sys.modules["pandas"] is None
+    assert _pandas_asks(monkeypatch, con) == 0
+    with pytest.raises(ModuleNotFoundError):
+        import pandas  # noqa: F401
+    con.close()
+
+
+def test_an_installed_pandas_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "pandas", raising=False)
+    monkeypatch.setattr(warehouse.importlib.util, "find_spec", lambda name, *a: object())
+    warehouse.mark_absent_pandas()
+    assert "pandas" not in sys.modules
