@@ -203,25 +203,24 @@ def _read(
     llm: LLM,
     title: str,
     abstract: str,
-    references: Sequence[Mapping[str, Any]],
+    readings: Sequence[Sequence[Mapping[str, Any]]],
     budget: int,
     votes: dict[str, list[Graded]],
 ) -> Deferred | None:
-    """One reading of ``references`` in parts, each grade appended to ``votes``; in batch mode
-    every part's request is sent before the last :class:`Deferred` is returned."""
-    parts = plan_parts(llm.prompts["grade"], title, abstract, references, budget)
+    """Readings of references (each in an order of its own), in parts, every part asked at once
+    (:meth:`LLM.each`); then each grade is appended to ``votes`` reading by reading, part by
+    part, as one call after another would. In batch mode every part's request is sent before
+    the last :class:`Deferred` is returned."""
+    asked: list[tuple[list[dict[str, Any]], functools.partial[GradeSheet | Deferred]]] = []
+    for references in readings:
+        parts = plan_parts(llm.prompts["grade"], title, abstract, references, budget)
+        for number, part in enumerate(parts, 1):
+            context = part_context(title, abstract, part, number, len(parts))
+            asked.append((part, functools.partial(_ask, llm, context, len(part))))
     deferred: Deferred | None = None
-    for number, part in enumerate(parts, 1):
-        context = part_context(title, abstract, part, number, len(parts))
-        try:
-            sheet = llm.complete(
-                "grade",
-                context,
-                GradeSheet,
-                validate=functools.partial(check_sheet, count=len(part)),
-            )
-        except Deferred as waiting:
-            deferred = waiting
+    for (part, _), sheet in zip(asked, llm.each([call for _, call in asked]), strict=True):
+        if isinstance(sheet, Deferred):
+            deferred = sheet
             continue
         by_index = {g.index: g for g in sheet.grades}
         for index, reference in enumerate(part, 1):
@@ -231,6 +230,16 @@ def _read(
                 Graded(Tier(grade.tier), role, grade.rationale.strip())
             )
     return deferred
+
+
+def _ask(llm: LLM, context: dict[str, Any], count: int) -> GradeSheet | Deferred:
+    """One part's grade sheet, or in batch mode the :class:`Deferred` that collected it."""
+    try:
+        return llm.complete(
+            "grade", context, GradeSheet, validate=functools.partial(check_sheet, count=count)
+        )
+    except Deferred as waiting:
+        return waiting
 
 
 def grade_references(
@@ -262,16 +271,14 @@ def grade_references(
     if not ids:
         return {}
     votes: dict[str, list[Graded]] = {i: [] for i in ids}
-    deferred: Deferred | None = None
-    for reading in range(readings):
-        order = reading_order(references, reading)
-        deferred = _read(llm, title, abstract, order, budget, votes) or deferred
+    orders = [reading_order(references, reading) for reading in range(readings)]
+    deferred = _read(llm, title, abstract, orders, budget, votes)
     if deferred is not None:
         raise deferred
     split = [r for r in references if majority(votes[str(r["id"])]) is None]
     if split:
         order = reading_order(split, readings)
-        deferred = _read(llm, title, abstract, order, budget, votes)
+        deferred = _read(llm, title, abstract, [order], budget, votes)
         if deferred is not None:
             raise deferred
     return {i: decide(v) for i, v in votes.items()}

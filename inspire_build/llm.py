@@ -27,7 +27,8 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import duckdb
@@ -49,6 +50,7 @@ if TYPE_CHECKING:  # openai takes 1.5 s to import: only a call to the endpoint p
 RULES_MODEL = "rules-v1"
 
 Output = TypeVar("Output", bound=pydantic.BaseModel)
+T = TypeVar("T")
 
 
 class Refusal(LLMError):
@@ -195,6 +197,8 @@ class LLM:
         self.redactor = Redactor.for_settings(settings)
         self.calls_made = 0  # calls that reached the backend (not served from the log)
         self.limiter = CallLimiter(settings.llm_rpm, settings.llm_tpm)  # shared by every thread
+        # Chat calls in flight, over every thread (targets at once, and each target's parts)
+        self._slots = threading.BoundedSemaphore(settings.llm_concurrency)
         # Inside journal(): this thread's new call-log rows and the cursor it reads the log with.
         self._local = threading.local()
         # Targets in threads: a call asked by one thread waits for a twin (the same key) another
@@ -378,7 +382,8 @@ class LLM:
         while True:
             waited += self.limiter.acquire(estimate)
             try:
-                raw = self._send(messages, model)
+                with self._slots:
+                    raw = self._send(messages, model)
             except openai.RateLimitError as error:
                 # the server's word, else a second: the next acquire() sleeps it
                 pause = self.limiter.heard(error.response.headers) or self.limiter.pause(1.0)
@@ -512,15 +517,42 @@ class LLM:
         return (tokens[0] * prices[0] + tokens[1] * prices[1]) / 1_000_000
 
     @contextlib.contextmanager
-    def journal(self, reader: duckdb.DuckDBPyConnection) -> Iterator[list[dict[str, Any]]]:
-        """Keep this thread's new call-log rows in the yielded list instead of writing them, and
-        read the log through ``reader`` (a cursor of this thread's own): the caller writes the
-        rows with the results they led to, in one transaction (``llm_log.write``)."""
-        self._local.rows, self._local.reader = [], reader
+    def journal(
+        self, reader: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]] | None = None
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Keep this thread's new call-log rows in the yielded list (``rows``, else a new one)
+        instead of writing them, and read the log through ``reader`` (a cursor of this thread's
+        own): the caller writes the rows with the results they led to, in one transaction
+        (``llm_log.write``)."""
+        self._local.rows, self._local.reader = ([] if rows is None else rows), reader
         try:
             yield self._local.rows
         finally:
             del self._local.rows, self._local.reader
+
+    def each(self, calls: Sequence[Callable[[], T]]) -> list[T]:
+        """Run independent ``calls`` (one target's grading parts) at once, each in a thread that
+        keeps its rows in this thread's journal and reads through a cursor of its own; returns
+        their results in order, or raises the first error in order. One after another with the
+        rules backend (nothing to wait for), in batch mode (the requests are only collected) or
+        outside a journal (one thread writes the log itself)."""
+        rows = getattr(self._local, "rows", None)
+        if len(calls) < 2 or rows is None or self.backend == "rules" or self.collecting:
+            return [call() for call in calls]
+        reader = self._local.reader
+
+        def run(call: Callable[[], T]) -> T:
+            own = reader.cursor()
+            try:
+                with self.journal(own, rows):
+                    return call()
+            finally:
+                own.close()
+
+        width = min(len(calls), self.settings.llm_concurrency)
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-parts") as pool:
+            futures = [pool.submit(run, call) for call in calls]
+        return [future.result() for future in futures]
 
     @contextlib.contextmanager
     def _single_flight(self, key: str) -> Iterator[None]:

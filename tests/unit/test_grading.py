@@ -4,8 +4,11 @@ index, the repair of a part that drops or invents one, and tier 0 kept out of th
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import random
+import threading
+import time
 import types
 from collections import Counter
 from collections.abc import Mapping
@@ -408,3 +411,79 @@ def test_a_slip_in_one_reading_is_outvoted_and_agreement_costs_no_deciding_call(
     llm, shown = slipping_llm(con, {0: {titles[1]}})  # another target: not the call log's answer
     once = grading.grade_references(llm, "Another title", ABSTRACT, refs, 6000, readings=1)
     assert len(shown) == 1 and once[refs[1]["id"]].tier is Tier.T2  # one reading keeps a slip
+
+
+class SlowOpenAI(FakeOpenAI):
+    """Grades every reference of a part T2, with the part's own rationale (a hash of its prompt),
+    taking ``delay`` per call, and counts the calls in flight at once."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__([])
+        self.delay, self.lock, self.flying, self.most = delay, threading.Lock(), 0, 0
+
+    def parse(self, **request: Any) -> Any:
+        with self.lock:
+            self.flying += 1
+            self.most = max(self.most, self.flying)
+        time.sleep(self.delay)
+        prompt = request["messages"][-1]["content"]
+        why = hashlib.sha256(prompt.encode()).hexdigest()[:8]
+        grades = [
+            {"index": i, "tier": 2, "role": "component", "rationale": why}
+            for i in range(1, prompt.count("<reference index=") + 1)
+        ]
+        with self.lock:
+            self.answers.append(grades)
+            answer = super().parse(**request)
+            self.flying -= 1
+        return answer
+
+
+def _graded_at(
+    con: duckdb.DuckDBPyConnection, concurrency: int, refs: list[dict[str, Any]], budget: int
+) -> tuple[dict[str, grading.Graded], SlowOpenAI, list[dict[str, Any]]]:
+    client = SlowOpenAI(delay=0.05)
+    settings = Settings(llm_backend="openai", llm_model="m", llm_concurrency=concurrency)
+    llm = LLM(settings, con, client=client)  # type: ignore[arg-type]
+    reader = con.cursor()
+    with llm.journal(reader) as calls:
+        graded = grading.grade_references(llm, TITLE, ABSTRACT, refs, budget, readings=2)
+    reader.close()
+    return graded, client, calls
+
+
+@pytest.mark.parametrize("concurrency", [3, 16])
+def test_a_targets_parts_and_readings_are_asked_at_once_within_the_concurrency(
+    con: duckdb.DuckDBPyConnection, concurrency: int
+) -> None:
+    refs, budget = references(40), 2500  # several parts a reading
+    parts = len(grading.plan_parts(PROMPT, TITLE, ABSTRACT, refs, budget))
+    assert parts >= 3
+    one_by_one, client, _ = _graded_at(con, 1, refs, budget)
+    assert client.most == 1
+    graded, client, calls = _graded_at(con, concurrency, refs, budget)
+    assert len(client.requests) == len(calls) == 2 * parts  # the readings agree: no deciding one
+    assert client.most == min(concurrency, 2 * parts)  # at once, never past the concurrency
+    # The votes in the order one call after another gives: each grade's rationale is that of
+    # its first reading's part, which the second reading splits otherwise.
+    assert graded == one_by_one
+    assert len({g.rationale for g in graded.values()}) > 1
+
+
+def test_targets_grading_at_once_share_the_calls_in_flight(con: duckdb.DuckDBPyConnection) -> None:
+    client = SlowOpenAI(delay=0.05)
+    settings = Settings(llm_backend="openai", llm_model="m", llm_concurrency=3)
+    llm = LLM(settings, con, client=client)  # type: ignore[arg-type]
+
+    def target(title: str) -> None:
+        reader = con.cursor()
+        with llm.journal(reader):
+            grading.grade_references(llm, title, ABSTRACT, references(40), 2500, readings=2)
+        reader.close()
+
+    threads = [threading.Thread(target=target, args=(f"Target {n}",)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(client.requests) >= 12 and client.most == 3  # each target alone would fly 3
