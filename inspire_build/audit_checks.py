@@ -4,6 +4,7 @@ checks, for a new brief and for a version's re-audit alike."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import duckdb
@@ -51,11 +52,18 @@ def four(
     terms: Sequence[str],
 ) -> list[AuditFinding]:
     """Lexical, identity, retrieval and mechanism, in that order, for a brief of ``target``
-    (its ID, title and abstract) under its redaction ``terms``."""
+    (its ID, title and abstract) under its redaction ``terms``. The identity and mechanism
+    calls are independent, so they are asked at once (:meth:`LLM.each`)."""
     target_id, title, abstract = target
+    asked = llm.each(
+        [
+            functools.partial(identity, llm, brief_id, brief, title),
+            functools.partial(mechanism, llm, brief_id, brief, abstract),
+        ]
+    )
     return [
         audit.lexical(brief_id, brief, terms, audit.result_numbers(abstract)),
-        identity(llm, brief_id, brief, title),
+        asked[0],
         retrieval(
             con,
             brief_id,
@@ -64,5 +72,5 @@ def four(
             settings.audit_retrieval_k,
             settings.audit_retrieval_margin,
         ),
-        mechanism(llm, brief_id, brief, abstract),
+        asked[1],
     ]
