@@ -211,14 +211,16 @@ def _read(
     (:meth:`LLM.each`); then each grade is appended to ``votes`` reading by reading, part by
     part, as one call after another would. In batch mode every part's request is sent before
     the last :class:`Deferred` is returned."""
-    asked: list[tuple[list[dict[str, Any]], functools.partial[GradeSheet | Deferred]]] = []
+    planned: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
     for references in readings:
         parts = plan_parts(llm.prompts["grade"], title, abstract, references, budget)
-        for number, part in enumerate(parts, 1):
-            context = part_context(title, abstract, part, number, len(parts))
-            asked.append((part, functools.partial(_ask, llm, context, len(part))))
+        planned += [
+            (part, part_context(title, abstract, part, number, len(parts)))
+            for number, part in enumerate(parts, 1)
+        ]
+    sheets = llm.each([functools.partial(_ask, llm, ctx, len(part)) for part, ctx in planned])
     deferred: Deferred | None = None
-    for (part, _), sheet in zip(asked, llm.each([call for _, call in asked]), strict=True):
+    for (part, _), sheet in zip(planned, sheets, strict=True):
         if isinstance(sheet, Deferred):
             deferred = sheet
             continue

@@ -531,11 +531,12 @@ class LLM:
             del self._local.rows, self._local.reader
 
     def each(self, calls: Sequence[Callable[[], T]]) -> list[T]:
-        """Run independent ``calls`` (one target's grading parts) at once, each in a thread that
-        keeps its rows in this thread's journal and reads through a cursor of its own; returns
-        their results in order, or raises the first error in order. One after another with the
-        rules backend (nothing to wait for), in batch mode (the requests are only collected) or
-        outside a journal (one thread writes the log itself)."""
+        """Run independent ``calls`` (a target's grading parts, a brief's identity and mechanism
+        audits) at once, up to ``llm_concurrency``, each in a thread that keeps its rows in this
+        thread's journal and reads through a cursor of its own; returns their results in order,
+        or raises the first error in order. One after another with the rules backend (nothing
+        to wait for), in batch mode (the requests are only collected) or outside a journal (one
+        thread writes the log itself)."""
         rows = getattr(self._local, "rows", None)
         if len(calls) < 2 or rows is None or self.backend == "rules" or self.collecting:
             return [call() for call in calls]
