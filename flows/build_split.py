@@ -1,9 +1,12 @@
 """The ``build-split`` flow: select targets, resolve lineage, brief/audit/grade, write a version.
 
 Wiring only: each task is a thin wrapper over an ``inspire_build`` function. Lineage resolves
-every target in one batch (so shared references are fetched once); the LLM steps run per chunk
-of targets. Only this flow-run process opens the warehouse; a second build waits for the first,
-and every build is recorded in ``build_runs``.
+the targets chunk by chunk (``chunk_size``: a chunk's references are fetched in shared batches)
+in the flow's thread; as each chunk is written, a task run starts its LLM steps in the build's
+pool (:class:`gold.Steps`) and the next chunk is fetched beside them. The task runs return
+records; the flow's thread alone writes, a target at a time. Only this flow-run process opens
+the warehouse; a second build waits for the first, and every build is recorded in
+``build_runs``.
 A rerun with the same config is answered from the raw response store and the LLM call log, so
 it makes no HTTP or LLM call, and rewrites the same version.
 """
@@ -11,7 +14,6 @@ it makes no HTTP or LLM call, and rewrites the same version.
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import json
 import uuid
 from typing import Any, cast
@@ -26,11 +28,12 @@ from prefect.artifacts import (
 )
 from prefect.cache_policies import NO_CACHE
 from prefect.exceptions import TerminationSignal
+from prefect.futures import PrefectFuture
 from prefect.states import Cancelled as CancelledState
 
 from flows import console
 from flows import progress as stages
-from inspire_build import build_runs, exports, gold, pipeline, warehouse
+from inspire_build import build_runs, exports, gold, pipeline, resolve, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InspireError
 from inspire_build.models import TargetStatus
@@ -49,35 +52,37 @@ def select_targets(client: Any, con: Any, settings: Settings, split: str) -> Sel
 
 
 @task(name="resolve-lineage", **NO_STORE)
-def resolve_all(
-    client: Any, con: Any, settings: Settings, selection: Selection, shown: Any
+def resolve_chunk(
+    client: Any,
+    con: Any,
+    settings: Settings,
+    selection: Selection,
+    chunk: list[str],
+    before: int,
+    shown: Any,
+    memo: resolve.Memo,
 ) -> list[str]:
-    # One batch for every target: a work many targets cite is fetched once (see lower_bound).
-    logger = get_run_logger()
+    """Resolve and write the lineage of ``chunk``, which follows ``before`` of the selected
+    targets; returns those left as candidates."""
+    logger, total = get_run_logger(), len(selection.selected)
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int, _: int) -> None:
         console.checkpoint()
+        done += before
         stages.advance(LINEAGE, done, total)
         if done == total or done % max(1, total // 10) == 0:
             logger.info(f"lineage: S2 reference lists {done}/{total}")
             update_progress_artifact(shown, LINEAGE_SHARE * done / max(1, total))
 
-    return pipeline.lineage(con, client, settings, selection, progress)
+    return pipeline.lineage(con, client, settings, selection, progress, chunk, memo)
 
 
 @task(name="brief-audit-grade", **NO_STORE)
-def gold_chunk(
-    llm: Any, con: Any, settings: Settings, chunk: list[str], before: int, total: int
-) -> int:
-    """Brief, audit and grade ``chunk``, which follows ``before`` of the ``total`` targets."""
-    behind = itertools.count(before)
-
-    def between() -> None:
-        console.checkpoint()
-        stages.advance(LLM_STEPS, next(behind), total)
-
-    outcomes = pipeline.llm_steps(llm, con, settings, chunk, between=between)
-    return sum(o.status is TargetStatus.ACCEPTED for o in outcomes)
+def gold_chunk(steps: gold.Steps, chunk: list[str]) -> list[gold.Records]:
+    """Brief, audit and grade ``chunk`` in the build's pool of LLM steps, beside the other
+    chunks' steps and the next chunks' lineage; returns its targets' records, which the flow
+    writes."""
+    return [future.result() for future in steps.submit(chunk)]
 
 
 @task(name="write-version", **NO_STORE)
@@ -95,7 +100,7 @@ def build_split(
     llm_backend: str | None = None,
     source_mode: str | None = None,
     concurrency: int | None = None,
-    chunk_size: int = 50,
+    chunk_size: int | None = None,
     warehouse_path: str | None = None,
     llm_concurrency: int | None = None,
 ) -> Any:
@@ -110,6 +115,7 @@ def build_split(
         concurrency=concurrency,
         llm_concurrency=llm_concurrency,
         warehouse=warehouse_path,
+        chunk_size=chunk_size,
     )
     pipeline.check_sources(settings)  # a configuration error fails at once, before any request
     requested = dt.datetime.now(dt.UTC)
@@ -121,7 +127,7 @@ def build_split(
             if closed := build_runs.begin(con, run_id, split, requested):
                 logger.info(f"closed {closed} earlier build(s) that died before finishing")
             try:
-                version = _build(logger, con, settings, split, label, chunk_size)
+                version = _build(logger, con, settings, split, label)
             except (Exception, TerminationSignal) as error:
                 stopped = console.as_cancelled(error)
                 if isinstance(stopped, duckdb.Error):  # a full disk: said in one line
@@ -158,15 +164,12 @@ def _finish(con: Any, path: Any, run_id: str, error: BaseException) -> None:
             fresh.close()
 
 
-def _build(
-    logger: Any, con: Any, settings: Settings, split: str, label: str | None, chunk_size: int
-) -> dict[str, Any]:
+def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | None) -> Any:
     client = make_client(settings, con)
     stages.advance(SELECTION, 0, 1)
     selection = select_targets(client, con, settings, split)
     stages.advance(SELECTION, 1, 1)
-    targets = selection.selected
-    logger.info(f"{split}: {len(targets)} target(s) selected")
+    logger.info(f"{split}: {len(selection.selected)} target(s) selected")
     shown = cast(  # a sync call outside an event loop returns the ID itself
         UUID,
         create_progress_artifact(
@@ -174,25 +177,14 @@ def _build(
         ),
     )
     console.checkpoint()
-    resolved = resolve_all(client, con, settings, selection, shown)
-    console.checkpoint()
-    logger.info(f"lineage done: {len(resolved)} of {len(targets)} target(s) have antecedents")
-    llm = gold.make_llm(settings, con)
-    accepted = 0
-    for start in range(0, len(resolved), chunk_size):
-        end = min(start + chunk_size, len(resolved))
-        named = gold_chunk.with_options(
-            task_run_name=f"brief-audit-grade targets {start + 1}-{end}"
-        )
-        accepted += named(llm, con, settings, resolved[start:end], start, len(resolved))
-        console.checkpoint()
-        stages.advance(LLM_STEPS, end, len(resolved))
-        done = LINEAGE_SHARE + (100 - LINEAGE_SHARE) * end / len(resolved)
-        update_progress_artifact(shown, done)
+    with gold.Steps(gold.make_llm(settings, con), con, settings) as steps:
+        chunks = _lineage(client, con, settings, selection, steps, shown)
+        resolved = [target for chunk, _ in chunks for target in chunk]
         logger.info(
-            f"briefs and grades: {min(start + chunk_size, len(resolved))}/"
-            f"{len(resolved)} ({accepted} accepted)"
+            f"lineage done: {len(resolved)} of {len(selection.selected)} target(s) have antecedents"
         )
+        steps.corpus_complete()  # the retrieval checks waiting for every paper may search now
+        _store(logger, steps, chunks, len(resolved), shown)
     stages.advance(WRITE, 0, 1)
     version: dict[str, Any] = write_version(con, settings, split, label, resolved)
     stages.advance(WRITE, 1, 1)
@@ -207,6 +199,46 @@ def _build(
         description=f"The {split} version this build wrote: its counts and dataset card",
     )
     return version
+
+
+Chunk = tuple[list[str], "PrefectFuture[list[gold.Records]] | None"]
+
+
+def _lineage(
+    client: Any, con: Any, settings: Settings, selection: Selection, steps: gold.Steps, shown: Any
+) -> list[Chunk]:
+    """Resolve the lineage chunk by chunk, in this thread; each chunk's candidates start their
+    LLM steps (a task run of their own) while the next chunk is fetched."""
+    chunks: list[Chunk] = []
+    before = candidates = 0
+    memo = resolve.Memo()  # what earlier chunks fetched is not asked for again
+    for part in pipeline.chunks(selection.selected, settings.chunk_size):
+        named = resolve_chunk.with_options(
+            task_run_name=f"resolve-lineage targets {before + 1}-{before + len(part)}"
+        )
+        resolved = named(client, con, settings, selection, part, before, shown, memo)
+        steps_run = gold_chunk.with_options(
+            task_run_name=f"brief-audit-grade targets {candidates + 1}-{candidates + len(resolved)}"
+        )
+        chunks.append((resolved, steps_run.submit(steps, resolved) if resolved else None))
+        before, candidates = before + len(part), candidates + len(resolved)
+        console.checkpoint()
+    return chunks
+
+
+def _store(logger: Any, steps: gold.Steps, chunks: list[Chunk], total: int, shown: Any) -> None:
+    """Write each chunk's records as its task run returns them, in the targets' order."""
+    written = accepted = 0
+    for _, future in chunks:
+        if future is None:
+            continue
+        for records in future.result():
+            accepted += steps.store(records).status is TargetStatus.ACCEPTED
+            written += 1
+            console.checkpoint()
+            stages.advance(LLM_STEPS, written, total)
+        update_progress_artifact(shown, LINEAGE_SHARE + (100 - LINEAGE_SHARE) * written / total)
+        logger.info(f"briefs and grades: {written}/{total} ({accepted} accepted)")
 
 
 def version_markdown(version: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ checks, for a new brief and for a version's re-audit alike."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import duckdb
 
@@ -50,10 +50,12 @@ def four(
     brief: str,
     target: tuple[str, str, str],
     terms: Sequence[str],
+    corpus_ready: Callable[[], None] = lambda: None,
 ) -> list[AuditFinding]:
     """Lexical, identity, retrieval and mechanism, in that order, for a brief of ``target``
     (its ID, title and abstract) under its redaction ``terms``. The identity and mechanism
-    calls are independent, so they are asked at once (:meth:`LLM.each`)."""
+    calls are independent, so they are asked at once (:meth:`LLM.each`); the retrieval search
+    waits for ``corpus_ready`` (lineage may still be writing papers)."""
     target_id, title, abstract = target
     asked = llm.each(
         [
@@ -61,6 +63,7 @@ def four(
             functools.partial(mechanism, llm, brief_id, brief, abstract),
         ]
     )
+    corpus_ready()
     return [
         audit.lexical(brief_id, brief, terms, audit.result_numbers(abstract)),
         asked[0],

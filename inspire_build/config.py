@@ -139,6 +139,11 @@ class Settings(BaseSettings):
     http_backoff_cap_s: float = Field(default=30.0, ge=0)
     http_max_wait_s: float = Field(default=120.0, ge=0)
     concurrency: int = Field(default=4, ge=1, le=64)
+    # Targets whose lineage is resolved together: a chunk's references are fetched in shared
+    # batch requests, and its targets' LLM steps start while the next chunk's lineage is
+    # fetched. A paper two chunks share is written by each in turn, so the chunks shape a
+    # version (the config hash names this).
+    chunk_size: int = Field(default=20, ge=1)
 
     # Splits
     splits: dict[str, SplitConfig] = Field(default_factory=dict)
@@ -177,6 +182,7 @@ class Settings(BaseSettings):
         concurrency: int | None = None,
         llm_concurrency: int | None = None,
         warehouse: str | Path | None = None,
+        chunk_size: int | None = None,
     ) -> Settings:
         """These settings with a flow's or a command's parameters over them (None: unchanged);
         ``limit`` applies to ``split``. Validated as the environment's values are."""
@@ -188,6 +194,7 @@ class Settings(BaseSettings):
                 ("source_mode", source_mode),
                 ("concurrency", concurrency),
                 ("llm_concurrency", llm_concurrency),
+                ("chunk_size", chunk_size),
             )
             if value
         }

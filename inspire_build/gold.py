@@ -7,12 +7,13 @@ ends accepted or rejected with a reason, and a target whose briefs all leak is e
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import datetime as dt
 import hashlib
-from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+import itertools
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -22,7 +23,7 @@ from inspire_build.batch import run_in_batches
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions
 from inspire_build.classify import with_problems
 from inspire_build.config import Settings
-from inspire_build.errors import LLMError
+from inspire_build.errors import Cancelled, LLMError
 from inspire_build.grading import grade_references
 from inspire_build.llm import LLM, Deferred
 from inspire_build.llm_rules import RULES
@@ -43,12 +44,21 @@ if TYPE_CHECKING:
 
 LLM_FAILED = "the LLM failed: "  # a brief's reason when the model refused or answered invalidly
 
+# A target's calls form a chain: brief, then its audit (identity beside the mechanism guess,
+# which the mechanism grade follows), a redraft while a brief leaks, then the grading. A free
+# LLM slot goes to the call with the most of its chain ahead (lowest first), so the last targets
+# are not left with long chains while the rest of the slots sit idle.
+URGENCY = {"brief": 0, "audit_mechanism_guess": 1, "audit_identity": 2, "audit_mechanism": 2}
+# Targets in progress per LLM slot: a target has one or two calls ready at a time, so with only
+# as many targets as slots, slots sit idle while targets wait between calls.
+TARGETS_PER_SLOT = 4
+
 
 def make_llm(
     settings: Settings, con: duckdb.DuckDBPyConnection, client: OpenAIClient | None = None
 ) -> LLM:
     """The configured backend, with the rules answers wired in."""
-    return LLM(settings, con, rules=RULES, client=client)
+    return LLM(settings, con, rules=RULES, client=client, urgency=URGENCY)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,9 +117,14 @@ def redaction_terms(inputs: Inputs) -> list[str]:
 
 
 def brief_and_audit(
-    llm: LLM, con: duckdb.DuckDBPyConnection, inputs: Inputs, settings: Settings
+    llm: LLM,
+    con: duckdb.DuckDBPyConnection,
+    inputs: Inputs,
+    settings: Settings,
+    corpus_ready: Callable[[], None] = lambda: None,
 ) -> Drafts:
-    """Draft, audit, and redraft with the findings as feedback, up to ``brief_attempts``."""
+    """Draft, audit, and redraft with the findings as feedback, up to ``brief_attempts``; each
+    retrieval check first waits for ``corpus_ready``."""
     terms = redaction_terms(inputs)
     target = (inputs.target_id, inputs.title, inputs.abstract)
     rows: list[dict[str, object]] = []
@@ -120,7 +135,9 @@ def brief_and_audit(
         try:
             text = write_brief(llm, inputs.title, inputs.abstract, terms, feedback).brief
             brief_id = _brief_id(inputs.target_id, attempt, text)
-            checks = audit_checks.four(llm, con, settings, brief_id, text, target, terms)
+            checks = audit_checks.four(
+                llm, con, settings, brief_id, text, target, terms, corpus_ready
+            )
         except Deferred:
             raise
         except LLMError as error:  # refused or invalid even after the repair: recorded, final
@@ -188,6 +205,73 @@ def _brief_row(
     }
 
 
+class Steps:
+    """The LLM steps of a build's targets, handed over chunk by chunk as lineage writes them.
+
+    Up to ``TARGETS_PER_SLOT`` targets per LLM slot run at once (one with the rules backend,
+    which calls nothing, or in batch mode), each in a thread that reads through a cursor of its
+    own and returns the target's :class:`Records`; the caller's thread alone writes them
+    (:meth:`store`). A brief and the model's audits need only the target's own rows, so they
+    start at once; the retrieval check waits for :meth:`corpus_complete`, and so searches every
+    paper lineage wrote, as if the steps had started after all of it. The version is the same
+    at any concurrency."""
+
+    def __init__(self, llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+        self.llm, self.con, self.settings = llm, con, settings
+        one = llm.backend == "rules" or llm.collecting
+        width = 1 if one else settings.llm_concurrency * TARGETS_PER_SLOT
+        self._pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-steps")
+        self._ranks = itertools.count()
+        self._root = con.cursor()  # cursors are made from this one, which runs no query
+        self._cursors = threading.Lock()
+        self._corpus = threading.Event()
+        self._stopped = False
+
+    def __enter__(self) -> Steps:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def submit(self, target_ids: Iterable[str]) -> list[Future[Records]]:
+        """Start the steps of ``target_ids``, in order; their records come in the futures."""
+        return [self._pool.submit(self._records, t, next(self._ranks)) for t in target_ids]
+
+    def _records(self, target_id: str, rank: int) -> Records:
+        with self._cursors:
+            reader = self._root.cursor()  # the target's own: a connection is not shared
+        try:
+            return target_records(
+                self.llm, reader, self.settings, target_id, rank, self.wait_for_corpus
+            )
+        finally:
+            reader.close()
+
+    def corpus_complete(self) -> None:
+        """Lineage has written every paper: index them and let the retrieval checks search."""
+        warehouse.build_search_index(self.con)
+        self._corpus.set()
+
+    def wait_for_corpus(self) -> None:
+        self._corpus.wait()
+        if self._stopped:
+            raise Cancelled("the build stopped before its lineage was complete")
+
+    def store(self, records: Records) -> Verdict:
+        """Write the records of one target, in one transaction."""
+        write(self.con, records)
+        self.llm.written(row["call_key"] for row in records.calls)
+        return records.verdict
+
+    def close(self) -> None:
+        """Let the running steps end and drop those not started (a stopped build's)."""
+        if not self._corpus.is_set():
+            self._stopped = True
+            self._corpus.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._root.close()
+
+
 def run(
     llm: LLM,
     con: duckdb.DuckDBPyConnection,
@@ -195,71 +279,19 @@ def run(
     target_ids: list[str],
     between: Callable[[], None] = lambda: None,
 ) -> list[Verdict]:
-    """Brief, audit and grade each target, up to ``llm_concurrency`` targets at once (one with
-    the rules backend, which calls nothing, or in batch mode), each returning its records; this
-    thread alone writes them, a target at a time and in the targets' order, so the version is
-    the same at any concurrency. ``between`` runs before each target starts (the flow's check
+    """Brief, audit and grade each target (:class:`Steps`) and write its records, a target at a
+    time in the targets' order. ``between`` runs before each target is written (the flow's check
     for a cancelling signal)."""
-    warehouse.build_search_index(con)
-    width = 1 if llm.backend == "rules" or llm.collecting else settings.llm_concurrency
-    outcomes: list[Verdict] = []
-    started: collections.deque[tuple[Future[Records], duckdb.DuckDBPyConnection]] = (
-        collections.deque()
-    )
-    try:
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-steps") as pool:
-            for target_id in dict.fromkeys(target_ids):
-                between()
-                _make_room(llm, con, started, outcomes, width)
-                reader = con.cursor()  # the target's own: a connection is not shared by threads
-                started.append(
-                    (pool.submit(target_records, llm, reader, settings, target_id), reader)
-                )
-            while started:
-                _store(llm, con, *started.popleft(), outcomes)
-    finally:
-        # A stopped build's (a signal, a refused key): the pool has let its steps end, so their
-        # cursors close here, whatever was raised.
-        for _, reader in started:
-            reader.close()
+    with Steps(llm, con, settings) as steps:
+        steps.corpus_complete()
+        outcomes = []
+        for future in steps.submit(dict.fromkeys(target_ids)):
+            between()
+            try:
+                outcomes.append(steps.store(future.result()))
+            except Deferred:
+                continue  # batch mode: this target waits for the next batch round
     return outcomes
-
-
-def _make_room(
-    llm: LLM,
-    con: duckdb.DuckDBPyConnection,
-    started: collections.deque[tuple[Future[Records], duckdb.DuckDBPyConnection]],
-    outcomes: list[Verdict],
-    width: int,
-) -> None:
-    """Write the finished targets at the head of ``started``, in order, until fewer than
-    ``width`` are still running. A finished target behind a slow one waits to be written, but
-    its slot goes to the next target at once."""
-    while True:
-        while started and started[0][0].done():
-            _store(llm, con, *started.popleft(), outcomes)
-        running = [future for future, _ in started if not future.done()]
-        if len(running) < width:
-            return
-        wait(running, return_when=FIRST_COMPLETED)
-
-
-def _store(
-    llm: LLM,
-    con: duckdb.DuckDBPyConnection,
-    future: Future[Records],
-    reader: duckdb.DuckDBPyConnection,
-    outcomes: list[Verdict],
-) -> None:
-    try:
-        records = future.result()
-    except Deferred:
-        return  # batch mode: this target waits for the next batch round
-    finally:
-        reader.close()
-    write(con, records)
-    llm.written(row["call_key"] for row in records.calls)
-    outcomes.append(records.verdict)
 
 
 def run_batched(
@@ -291,24 +323,34 @@ class Records:
 
 
 def target_records(
-    llm: LLM, reader: duckdb.DuckDBPyConnection, settings: Settings, target_id: str
+    llm: LLM,
+    reader: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    target_id: str,
+    rank: int = 0,
+    corpus_ready: Callable[[], None] = lambda: None,
 ) -> Records:
-    """Brief, audit and grade one target, reading the warehouse through ``reader`` and writing
-    nothing: the rows come back as :class:`Records`."""
-    with llm.journal(reader) as calls:
-        found = _steps(llm, reader, settings, target_id)
+    """Brief, audit and grade one target (the ``rank``-th of the build), reading the warehouse
+    through ``reader`` and writing nothing: the rows come back as :class:`Records`. A retrieval
+    check first waits for ``corpus_ready``."""
+    with llm.journal(reader, rank=rank) as calls:
+        found = _steps(llm, reader, settings, target_id, corpus_ready)
     return dataclasses.replace(found, calls=calls)
 
 
 def _steps(
-    llm: LLM, reader: duckdb.DuckDBPyConnection, settings: Settings, target_id: str
+    llm: LLM,
+    reader: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    target_id: str,
+    corpus_ready: Callable[[], None],
 ) -> Records:
     excluded = TargetStatus.EXCLUDED
     inputs = load_inputs(reader, target_id)
     if not inputs.antecedents:
         verdict = Verdict(target_id, excluded, TargetOutcome.NO_ELIGIBLE, "no eligible antecedent")
         return Records(verdict, [])
-    drafts = brief_and_audit(llm, reader, inputs, settings)
+    drafts = brief_and_audit(llm, reader, inputs, settings, corpus_ready)
     attempts = len(drafts.rows)
     if drafts.llm_failure is not None:
         verdict = Verdict(

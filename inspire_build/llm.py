@@ -36,7 +36,7 @@ import pydantic
 
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError, LLMError
-from inspire_build.llm_limits import CallLimiter
+from inspire_build.llm_limits import CallLimiter, Slots
 from inspire_build.redaction import Redactor
 from inspire_build.tables import llm_log
 from inspire_build.templates import Prompt, load_prompts
@@ -185,6 +185,7 @@ class LLM:
         *,
         rules: Mapping[str, RulesFunction] | None = None,
         client: openai.OpenAI | None = None,
+        urgency: Mapping[str, int] | None = None,
     ) -> None:
         self.settings = settings
         self.backend = settings.llm_backend
@@ -197,8 +198,10 @@ class LLM:
         self.redactor = Redactor.for_settings(settings)
         self.calls_made = 0  # calls that reached the backend (not served from the log)
         self.limiter = CallLimiter(settings.llm_rpm, settings.llm_tpm)  # shared by every thread
-        # Chat calls in flight, over every thread (targets at once, and each target's parts)
-        self._slots = threading.BoundedSemaphore(settings.llm_concurrency)
+        # Chat calls in flight, over every thread (targets at once, and each target's parts); a
+        # free slot goes to the prompt of lowest ``urgency``, then to the target of lowest rank.
+        self.slots = Slots(settings.llm_concurrency)
+        self._urgency = dict(urgency or {})
         # Inside journal(): this thread's new call-log rows and the cursor it reads the log with.
         self._local = threading.local()
         # Targets in threads: a call asked by one thread waits for a twin (the same key) another
@@ -300,7 +303,7 @@ class LLM:
                 raise InvalidOutput(f"the rules answer is invalid: {' '.join(first)}") from error
         else:
             try:
-                answer, tokens = self._openai_answer(text, output_model, validate)
+                answer, tokens = self._openai_answer(prompt_name, text, output_model, validate)
             except (Refusal, InvalidOutput) as error:
                 # Paid for but not an answer: logged with its tokens, never served from the log.
                 status = "refused" if isinstance(error, Refusal) else "invalid"
@@ -321,15 +324,20 @@ class LLM:
         return model.model_validate(function(context).model_dump())
 
     def _openai_answer(
-        self, text: str, model: type[Output], validate: Callable[[Output], None] | None
+        self,
+        prompt_name: str,
+        text: str,
+        model: type[Output],
+        validate: Callable[[Output], None] | None,
     ) -> tuple[Output, tuple[int, int]]:
         import openai
 
         messages = self.messages(text)
         used = [0, 0]
+        urgency = (self._urgency.get(prompt_name, len(self._urgency)), self._rank())
         for attempt in range(2):  # the first answer, and one repair
             try:
-                completion = self._parse(messages, model)
+                completion = self._parse(messages, model, urgency)
             except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as error:
                 # OpenAIErrors, not APIErrors: the answer was cut at max_tokens or filtered
                 raise InvalidOutput(
@@ -372,7 +380,9 @@ class LLM:
             f"the answer stayed invalid after a repair retry: {problem}", (used[0], used[1])
         )
 
-    def _parse(self, messages: list[dict[str, str]], model: type[Output]) -> Any:
+    def _parse(
+        self, messages: list[dict[str, str]], model: type[Output], urgency: tuple[int, ...] = ()
+    ) -> Any:
         """One chat call in its turn under the limits (``CallLimiter``). A 429 that outlasts the
         client's own retries waits as the server asks and asks again, without failing the
         target, until ``llm_rate_wait_max_s`` of waiting is spent."""
@@ -382,7 +392,7 @@ class LLM:
         while True:
             waited += self.limiter.acquire(estimate)
             try:
-                with self._slots:
+                with self.slots.held(urgency):
                     raw = self._send(messages, model)
             except openai.RateLimitError as error:
                 # the server's word, else a second: the next acquire() sleeps it
@@ -518,17 +528,25 @@ class LLM:
 
     @contextlib.contextmanager
     def journal(
-        self, reader: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]] | None = None
+        self,
+        reader: duckdb.DuckDBPyConnection,
+        rows: list[dict[str, Any]] | None = None,
+        rank: int = 0,
     ) -> Iterator[list[dict[str, Any]]]:
         """Keep this thread's new call-log rows in the yielded list (``rows``, else a new one)
         instead of writing them, and read the log through ``reader`` (a cursor of this thread's
         own): the caller writes the rows with the results they led to, in one transaction
-        (``llm_log.write``)."""
-        self._local.rows, self._local.reader = ([] if rows is None else rows), reader
+        (``llm_log.write``). ``rank`` is the target's place in the build: of two calls of equal
+        urgency waiting for a slot, the earlier target's goes first."""
+        local = self._local
+        local.rows, local.reader, local.rank = ([] if rows is None else rows), reader, rank
         try:
-            yield self._local.rows
+            yield local.rows
         finally:
-            del self._local.rows, self._local.reader
+            del local.rows, local.reader, local.rank
+
+    def _rank(self) -> int:
+        return int(getattr(self._local, "rank", 0))
 
     def each(self, calls: Sequence[Callable[[], T]]) -> list[T]:
         """Run independent ``calls`` (a target's grading parts, a brief's identity and mechanism
@@ -540,12 +558,12 @@ class LLM:
         rows = getattr(self._local, "rows", None)
         if len(calls) < 2 or rows is None or self.backend == "rules" or self.collecting:
             return [call() for call in calls]
-        reader = self._local.reader
+        reader, rank = self._local.reader, self._rank()
 
         def run(call: Callable[[], T]) -> T:
             own = reader.cursor()
             try:
-                with self.journal(own, rows):
+                with self.journal(own, rows, rank):
                     return call()
             finally:
                 own.close()

@@ -8,10 +8,13 @@ Pure but for the clock and the sleep it is given: tests drive it with a fake clo
 
 from __future__ import annotations
 
+import contextlib
+import heapq
+import itertools
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
 
@@ -85,3 +88,43 @@ class CallLimiter:
         with self._lock:
             self._paused_until = max(self._paused_until, self._clock() + seconds)
         return seconds
+
+
+class Slots:
+    """At most ``size`` chat calls in flight over every thread. A freed slot goes to the waiting
+    call with the lowest ``urgency`` (then the one that came first), not to whichever thread the
+    scheduler wakes: the build asks first the calls with the most of their target's chain still
+    ahead of them, so that no target is left alone with a long chain when the rest are done."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.most_held = 0  # the most held at once: what the tests read
+        self._held = 0
+        self._waiting: list[tuple[tuple[int, ...], int]] = []  # a heap of (urgency, arrival)
+        self._arrivals = itertools.count()
+        self._changed = threading.Condition()
+
+    @contextlib.contextmanager
+    def held(self, urgency: tuple[int, ...] = ()) -> Iterator[None]:
+        self.acquire(urgency)
+        try:
+            yield
+        finally:
+            self.release()
+
+    def acquire(self, urgency: tuple[int, ...] = ()) -> None:
+        with self._changed:
+            mine = (urgency, next(self._arrivals))
+            heapq.heappush(self._waiting, mine)
+            while self._held >= self.size or self._waiting[0] != mine:
+                self._changed.wait()
+            heapq.heappop(self._waiting)
+            self._held += 1
+            self.most_held = max(self.most_held, self._held)
+            if self._waiting and self._held < self.size:
+                self._changed.notify_all()  # the next in line may take a slot too
+
+    def release(self) -> None:
+        with self._changed:
+            self._held -= 1
+            self._changed.notify_all()

@@ -34,24 +34,34 @@ STEPS = (SELECT, LINEAGE, LLM_STEPS, WRITE)
 select = select_targets  # step 1: the split's targets, each recorded with a status and a reason
 
 
+def chunks(targets: list[str], size: int) -> list[list[str]]:
+    """``targets`` in consecutive chunks of ``size`` (``Settings.chunk_size``; the last may be
+    shorter)."""
+    return [targets[start : start + size] for start in range(0, len(targets), size)]
+
+
 def lineage(
     con: duckdb.DuckDBPyConnection,
     client: HttpClient,
     settings: Settings,
     selection: Selection,
     progress: Callable[[int, int], None] | None = None,
+    targets: list[str] | None = None,
+    memo: resolve.Memo | None = None,
 ) -> list[str]:
-    """Step 2: resolve and write every selected target's lineage; returns those left as
-    candidates."""
+    """Step 2: resolve and write the lineage of ``targets`` (a chunk of the selected ones; all
+    of them by default); returns those left as candidates. ``memo`` keeps the records fetched
+    for the build's earlier chunks."""
     config = settings.split(selection.split)
     results = resolve.resolve_lineage(
-        selection.selected,
+        selection.selected if targets is None else targets,
         client,
         existing=warehouse.crosswalk(con),
         known_records=selection.records,
         progress=progress,
         window=(config.start, config.end),
         cutoff_offset=boundary_store.cutoff_offsets(con, settings),
+        memo=memo,
     )
     lineage_rows.write(con, results, selection.split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status is TargetStatus.CANDIDATE]
@@ -98,8 +108,13 @@ def build_split(
     split: str,
     limit: int | None = None,
 ) -> dict[str, Any]:
-    """Select, resolve, brief/audit/grade and write one split version; returns its row."""
-    selection = select(client, con, settings, split, limit)
-    candidates = lineage(con, client, settings, selection)
+    """Select, resolve (chunk by chunk, as the flow does), brief/audit/grade and write one split
+    version; returns its row."""
+    selection, memo = select(client, con, settings, split, limit), resolve.Memo()
+    candidates = [
+        paper_id
+        for chunk in chunks(selection.selected, settings.chunk_size)
+        for paper_id in lineage(con, client, settings, selection, targets=chunk, memo=memo)
+    ]
     llm_steps(gold.make_llm(settings, con), con, settings, candidates)
     return write(con, settings, split, None, candidates)

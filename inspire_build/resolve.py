@@ -34,6 +34,32 @@ ALL_SOURCES = (Source.OPENALEX, Source.S2, Source.ARXIV)
 Progress = Callable[[int, int], None]
 
 
+Fetch = Callable[[HttpClient, Sequence[str], dict[str, str]], dict[str, Paper | None]]
+
+
+@dataclasses.dataclass
+class Memo:
+    """The records a build has fetched, by source and ID, so that a later chunk of its targets
+    does not ask for them again (the answer would be the same). An ID whose answer could not be
+    read is not kept: it is asked again, and its failure noted again."""
+
+    answers: dict[tuple[str, str], Paper | None] = dataclasses.field(default_factory=dict)
+
+    def fetch(
+        self,
+        fetch: Fetch,
+        client: HttpClient,
+        wanted: Sequence[str],
+        failed: dict[str, str],
+    ) -> dict[str, Paper | None]:
+        """``fetch(client, wanted, failed)``, asking only for the IDs not answered before."""
+        source = fetch.__module__
+        new = [i for i in dict.fromkeys(wanted) if (source, i) not in self.answers]
+        found = fetch(client, new, failed) if new else {}
+        self.answers.update({(source, i): found.get(i) for i in new if i not in failed})
+        return {i: found[i] if i in found else self.answers[source, i] for i in wanted}
+
+
 @dataclasses.dataclass
 class _Fetched:
     """What one :func:`resolve_lineage` call has fetched so far, phase by phase."""
@@ -49,9 +75,13 @@ class _Fetched:
     records: dict[str, Paper | None] = dataclasses.field(default_factory=dict)  # OpenAlex, cited
     arxiv_found: dict[str, Paper | None] = dataclasses.field(default_factory=dict)
     s2_lists: dict[str, list[Mention]] = dataclasses.field(default_factory=dict)
+    memo: Memo = dataclasses.field(default_factory=Memo)
 
     def uses(self, source: Source) -> bool:
         return source in self.sources
+
+    def ask(self, fetch: Fetch, wanted: Sequence[str]) -> dict[str, Paper | None]:
+        return self.memo.fetch(fetch, self.client, wanted, self.failed)
 
 
 def resolve_lineage(
@@ -65,6 +95,7 @@ def resolve_lineage(
     progress: Progress | None = None,
     window: tuple[dt.date, dt.date] | None = None,
     cutoff_offset: Callable[[str], int] | None = None,
+    memo: Memo | None = None,
 ) -> list[TargetLineage]:
     """Fetch, merge, date and classify the references of every target. Writes nothing.
 
@@ -75,12 +106,13 @@ def resolve_lineage(
     ``known_records`` are targets' OpenAlex records already fetched (target selection lists
     them), so they are not asked for again. With a split's ``window``, a target first public
     outside it is excluded, with the reason (see ``cutoff.outside_window``).
-    ``progress(done, total)`` follows the S2 reference lists, one request per target at S2's
-    1/s: the step that bounds a build's wall time, which is why it runs in its own thread while
-    OpenAlex and arXiv are fetched beside it.
+    ``memo`` keeps the records fetched for an earlier chunk of the build's targets, which are
+    then not asked for again. ``progress(done, total)`` follows the S2 reference lists, one
+    request per target at S2's 1/s: the step that bounds a build's wall time, which is why it
+    runs in its own thread while OpenAlex and arXiv are fetched beside it.
     """
     target_dates = target_dates or {}
-    fetched = _Fetched(client, target_ids, sources)
+    fetched = _Fetched(client, target_ids, sources, memo=memo if memo is not None else Memo())
     _targets(fetched, known_records or {})
     _with_s2_lists(fetched, progress)
     oa_lists = _openalex_lists(fetched)
@@ -117,9 +149,7 @@ def _targets(fetched: _Fetched, known_records: Mapping[str, Paper]) -> None:
             for raw, p in parsed.items()
             if fetched.target_records[raw] is None
         }
-        found = openalex.fetch_works(
-            fetched.client, [v for v in lookups.values() if v], fetched.failed
-        )
+        found = fetched.ask(openalex.fetch_works, [v for v in lookups.values() if v])
         fetched.target_records.update(
             {raw: found.get(v) if v else None for raw, v in lookups.items()}
         )
@@ -205,9 +235,7 @@ def _beside_s2(fetched: _Fetched) -> None:
             for w in r.referenced_works or ()
         ]
         if wanted:
-            fetched.records = openalex.fetch_works(
-                fetched.client, list(dict.fromkeys(wanted)), fetched.failed
-            )
+            fetched.records = fetched.ask(openalex.fetch_works, list(dict.fromkeys(wanted)))
     if fetched.uses(Source.ARXIV):
         early = {
             i.value
@@ -217,7 +245,7 @@ def _beside_s2(fetched: _Fetched) -> None:
             if i.scheme is Scheme.ARXIV
         }
         if early:
-            fetched.arxiv_found = arxiv.fetch_records(fetched.client, sorted(early), fetched.failed)
+            fetched.arxiv_found = fetched.ask(arxiv.fetch_records, sorted(early))
 
 
 def _openalex_lists(fetched: _Fetched) -> dict[str, list[Mention]]:
@@ -234,9 +262,7 @@ def _openalex_lists(fetched: _Fetched) -> dict[str, list[Mention]]:
         if m.ids and known.isdisjoint(m.ids) and (lookup := _openalex_lookup_id(m.ids))
     ]
     if s2_only:
-        fetched.records.update(
-            openalex.fetch_works(fetched.client, list(dict.fromkeys(s2_only)), fetched.failed)
-        )
+        fetched.records.update(fetched.ask(openalex.fetch_works, list(dict.fromkeys(s2_only))))
     for raw, record in fetched.target_records.items():
         listed = record.referenced_works or () if record else ()
         oa_lists[raw] = [
@@ -293,9 +319,7 @@ def _s2_records(
     described |= {id(works.current(fetched.target_works[raw])) for raw in target_dates}
     missing = [w for w in works.all() if id(w) not in described]
     lookups = {id(w): _s2_lookup_id(w.ids) for w in missing}
-    found = semanticscholar.fetch_papers(
-        fetched.client, [v for v in lookups.values() if v], fetched.failed
-    )
+    found = fetched.ask(semanticscholar.fetch_papers, [v for v in lookups.values() if v])
     for work in missing:
         lookup = lookups[id(work)]
         paper = found.get(lookup) if lookup else None
@@ -313,7 +337,7 @@ def _arxiv_dates(fetched: _Fetched) -> None:
     }
     late = sorted(set(with_arxiv) - set(fetched.arxiv_found))
     if late:
-        fetched.arxiv_found.update(arxiv.fetch_records(fetched.client, late, fetched.failed))
+        fetched.arxiv_found.update(fetched.ask(arxiv.fetch_records, late))
     for arxiv_id in sorted(with_arxiv):  # one order, however the records were fetched
         paper = fetched.arxiv_found.get(arxiv_id)
         if paper is not None:
