@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
+from concurrent.futures import Future
 from typing import Any, cast
 from uuid import UUID
 
@@ -30,6 +31,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.exceptions import TerminationSignal
 from prefect.futures import PrefectFuture
 from prefect.states import Cancelled as CancelledState
+from prefect.utilities.annotations import quote
 
 from flows import console
 from flows import progress as stages
@@ -78,11 +80,11 @@ def resolve_chunk(
 
 
 @task(name="brief-audit-grade", **NO_STORE)
-def gold_chunk(steps: gold.Steps, chunk: list[str]) -> list[gold.Records]:
-    """Brief, audit and grade ``chunk`` in the build's pool of LLM steps, beside the other
-    chunks' steps and the next chunks' lineage; returns its targets' records, which the flow
-    writes."""
-    return [future.result() for future in steps.submit(chunk)]
+def gold_chunk(started: list[Future[gold.Records]]) -> list[str]:
+    """The LLM steps of a chunk of targets, ``started`` in the build's pool (beside the other
+    chunks' steps and the next chunks' lineage): the task run lasts while they run, and returns
+    their outcomes. The flow's thread writes each target's records as the target ends."""
+    return [future.result().verdict.kind.value for future in started]
 
 
 @task(name="write-version", **NO_STORE)
@@ -179,7 +181,7 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
     console.checkpoint()
     with gold.Steps(gold.make_llm(settings, con), con, settings) as steps:
         chunks = _lineage(client, con, settings, selection, steps, shown)
-        resolved = [target for chunk, _ in chunks for target in chunk]
+        resolved = [target for chunk, _, _ in chunks for target in chunk]
         logger.info(
             f"lineage done: {len(resolved)} of {len(selection.selected)} target(s) have antecedents"
         )
@@ -201,7 +203,8 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
     return version
 
 
-Chunk = tuple[list[str], "PrefectFuture[list[gold.Records]] | None"]
+# A chunk's candidates, their LLM steps, and the task run that follows those.
+Chunk = tuple[list[str], list[Future[gold.Records]], "PrefectFuture[list[str]] | None"]
 
 
 def _lineage(
@@ -216,27 +219,35 @@ def _lineage(
         named = resolve_chunk.with_options(
             task_run_name=f"resolve-lineage targets {before + 1}-{before + len(part)}"
         )
-        resolved = named(client, con, settings, selection, part, before, shown, memo)
+        held = (_opaque(client), _opaque(con), _opaque(settings), _opaque(selection))
+        resolved = named(*held, part, before, shown, _opaque(memo))
         steps_run = gold_chunk.with_options(
             task_run_name=f"brief-audit-grade targets {candidates + 1}-{candidates + len(resolved)}"
         )
-        chunks.append((resolved, steps_run.submit(steps, resolved) if resolved else None))
+        started = steps.submit(resolved)
+        chunks.append((resolved, started, steps_run.submit(_opaque(started)) if started else None))
         before, candidates = before + len(part), candidates + len(resolved)
         console.checkpoint()
     return chunks
 
 
+def _opaque(value: object) -> Any:
+    """``value`` as a task parameter Prefect passes on without walking all it holds, as it
+    otherwise does for each task run (a selection's records took seconds)."""
+    return quote(value)
+
+
 def _store(logger: Any, steps: gold.Steps, chunks: list[Chunk], total: int, shown: Any) -> None:
-    """Write each chunk's records as its task run returns them, in the targets' order."""
+    """Write each target's records as soon as it and every target before it have ended."""
     written = accepted = 0
-    for _, future in chunks:
-        if future is None:
-            continue
-        for records in future.result():
-            accepted += steps.store(records).status is TargetStatus.ACCEPTED
+    for _, started, task_run in chunks:
+        for future in started:
+            accepted += steps.store(future.result()).status is TargetStatus.ACCEPTED
             written += 1
             console.checkpoint()
             stages.advance(LLM_STEPS, written, total)
+        if task_run is not None:
+            task_run.wait()  # its state settles before the flow run's does
         update_progress_artifact(shown, LINEAGE_SHARE + (100 - LINEAGE_SHARE) * written / total)
         logger.info(f"briefs and grades: {written}/{total} ({accepted} accepted)")
 

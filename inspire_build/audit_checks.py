@@ -50,12 +50,13 @@ def four(
     brief: str,
     target: tuple[str, str, str],
     terms: Sequence[str],
-    corpus_ready: Callable[[], None] = lambda: None,
+    before_retrieval: Callable[[bool], None] = lambda _: None,
 ) -> list[AuditFinding]:
     """Lexical, identity, retrieval and mechanism, in that order, for a brief of ``target``
     (its ID, title and abstract) under its redaction ``terms``. The identity and mechanism
-    calls are independent, so they are asked at once (:meth:`LLM.each`); the retrieval search
-    waits for ``corpus_ready`` (lineage may still be writing papers)."""
+    calls are independent, so they are asked at once (:meth:`LLM.each`). Then
+    ``before_retrieval(whether the other three passed)`` runs before the search (it may wait
+    for lineage to write every paper)."""
     target_id, title, abstract = target
     asked = llm.each(
         [
@@ -63,9 +64,10 @@ def four(
             functools.partial(mechanism, llm, brief_id, brief, abstract),
         ]
     )
-    corpus_ready()
+    lexical = audit.lexical(brief_id, brief, terms, audit.result_numbers(abstract))
+    before_retrieval(lexical.passed and all(finding.passed for finding in asked))
     return [
-        audit.lexical(brief_id, brief, terms, audit.result_numbers(abstract)),
+        lexical,
         asked[0],
         retrieval(
             con,

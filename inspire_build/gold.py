@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import itertools
 import threading
@@ -24,8 +25,8 @@ from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions
 from inspire_build.classify import with_problems
 from inspire_build.config import Settings
 from inspire_build.errors import Cancelled, LLMError
-from inspire_build.grading import grade_references
-from inspire_build.llm import LLM, Deferred
+from inspire_build.grading import Graded, grade_references
+from inspire_build.llm import LLM, Deferred, Later
 from inspire_build.llm_rules import RULES
 from inspire_build.models import (
     AuditCheck,
@@ -122,9 +123,11 @@ def brief_and_audit(
     inputs: Inputs,
     settings: Settings,
     corpus_ready: Callable[[], None] = lambda: None,
+    likely: Callable[[], None] = lambda: None,
 ) -> Drafts:
     """Draft, audit, and redraft with the findings as feedback, up to ``brief_attempts``; each
-    retrieval check first waits for ``corpus_ready``."""
+    retrieval check first waits for ``corpus_ready``. ``likely`` is called when a brief has
+    passed every check but retrieval (the target will most likely be graded)."""
     terms = redaction_terms(inputs)
     target = (inputs.target_id, inputs.title, inputs.abstract)
     rows: list[dict[str, object]] = []
@@ -135,8 +138,15 @@ def brief_and_audit(
         try:
             text = write_brief(llm, inputs.title, inputs.abstract, terms, feedback).brief
             brief_id = _brief_id(inputs.target_id, attempt, text)
+            fits = MIN_WORDS <= len(text.split()) <= MAX_WORDS
+
+            def before_retrieval(passed: bool, fits: bool = fits) -> None:
+                if passed and fits:
+                    likely()
+                corpus_ready()
+
             checks = audit_checks.four(
-                llm, con, settings, brief_id, text, target, terms, corpus_ready
+                llm, con, settings, brief_id, text, target, terms, before_retrieval
             )
         except Deferred:
             raise
@@ -350,7 +360,35 @@ def _steps(
     if not inputs.antecedents:
         verdict = Verdict(target_id, excluded, TargetOutcome.NO_ELIGIBLE, "no eligible antecedent")
         return Records(verdict, [])
-    drafts = brief_and_audit(llm, reader, inputs, settings, corpus_ready)
+    # The grading needs only the inputs: it starts beside the brief's retrieval check (which may
+    # wait for lineage) once the brief has passed the others, rather than after it.
+    grading = llm.later(
+        functools.partial(
+            grade_references,
+            llm,
+            inputs.title,
+            inputs.abstract,
+            inputs.antecedents,
+            settings.grade_part_tokens,
+            settings.grade_readings,
+        )
+    )
+    try:
+        return _brief_then_grade(llm, reader, settings, inputs, corpus_ready, grading)
+    finally:
+        grading.settle()  # a grading started beside the brief logs its calls with the target
+
+
+def _brief_then_grade(
+    llm: LLM,
+    reader: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    inputs: Inputs,
+    corpus_ready: Callable[[], None],
+    grading: Later[dict[str, Graded]],
+) -> Records:
+    target_id, excluded = inputs.target_id, TargetStatus.EXCLUDED
+    drafts = brief_and_audit(llm, reader, inputs, settings, corpus_ready, grading.start)
     attempts = len(drafts.rows)
     if drafts.llm_failure is not None:
         verdict = Verdict(
@@ -361,21 +399,14 @@ def _steps(
         why = f"every brief leaked ({attempts} attempts): {drafts.rows[-1]['reason']}"
         verdict = Verdict(target_id, excluded, TargetOutcome.EVERY_BRIEF_LEAKED, why, attempts)
         return Records(verdict, [], drafts)
-    return dataclasses.replace(_grade(llm, settings, inputs, attempts), drafts=drafts)
+    return dataclasses.replace(_grade(llm, inputs, attempts, grading), drafts=drafts)
 
 
-def _grade(llm: LLM, settings: Settings, inputs: Inputs, attempts: int) -> Records:
-    """Grade the eligible references of a target whose brief was accepted."""
+def _grade(llm: LLM, inputs: Inputs, attempts: int, grading: Later[dict[str, Graded]]) -> Records:
+    """The grades of a target whose brief was accepted (``grading``'s result)."""
     target_id, excluded = inputs.target_id, TargetStatus.EXCLUDED
     try:
-        graded = grade_references(
-            llm,
-            inputs.title,
-            inputs.abstract,
-            inputs.antecedents,
-            settings.grade_part_tokens,
-            settings.grade_readings,
-        )
+        graded = grading.result()
     except Deferred:
         raise
     except LLMError as error:  # e.g. references still missing after the repair retry

@@ -28,8 +28,8 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 import duckdb
 import pydantic
@@ -555,23 +555,38 @@ class LLM:
         or raises the first error in order. One after another with the rules backend (nothing
         to wait for), in batch mode (the requests are only collected) or outside a journal (one
         thread writes the log itself)."""
-        rows = getattr(self._local, "rows", None)
-        if len(calls) < 2 or rows is None or self.backend == "rules" or self.collecting:
+        if len(calls) < 2 or not self._beside():
             return [call() for call in calls]
-        reader, rank = self._local.reader, self._rank()
+        runs = [self._handed(call) for call in calls]
+        width = min(len(calls), self.settings.llm_concurrency)
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-parts") as pool:
+            futures = [pool.submit(run) for run in runs]
+        return [future.result() for future in futures]
 
-        def run(call: Callable[[], T]) -> T:
-            own = reader.cursor()
+    def later(self, call: Callable[[], T]) -> Later[T]:
+        """``call`` (a target's grading) to run beside the rest of its steps from
+        :meth:`Later.start` on, else in this thread when its result is asked for; beside only
+        where :meth:`each` runs calls at once."""
+        return Later(call, self._handed if self._beside() else None)
+
+    def _beside(self) -> bool:
+        """Whether this thread's calls may run in threads beside it (see :meth:`each`)."""
+        inside = getattr(self._local, "rows", None) is not None
+        return inside and self.backend != "rules" and not self.collecting
+
+    def _handed(self, call: Callable[[], T]) -> Callable[[], T]:
+        """``call`` for another thread, keeping its rows in this thread's journal and reading
+        through a cursor of its own (made here: a cursor is not shared between threads)."""
+        own, rows, rank = self._local.reader.cursor(), self._local.rows, self._rank()
+
+        def run() -> T:
             try:
                 with self.journal(own, rows, rank):
                     return call()
             finally:
                 own.close()
 
-        width = min(len(calls), self.settings.llm_concurrency)
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-parts") as pool:
-            futures = [pool.submit(run, call) for call in calls]
-        return [future.result() for future in futures]
+        return run
 
     @contextlib.contextmanager
     def _single_flight(self, key: str) -> Iterator[None]:
@@ -631,3 +646,40 @@ class LLM:
             return
         with self._lock:
             llm_log.write(self._con, [row])
+
+
+class Later(Generic[T]):
+    """A call that may run in a thread of its own (:meth:`LLM.later`): started by
+    :meth:`start`, else run by :meth:`result` in the asking thread; never run twice."""
+
+    def __init__(
+        self, call: Callable[[], T], shared: Callable[[Callable[[], T]], Callable[[], T]] | None
+    ) -> None:
+        self._call, self._shared = call, shared
+        self._future: Future[T] | None = None
+
+    def start(self) -> None:
+        if self._shared is None or self._future is not None:
+            return
+        run, future = self._shared(self._call), Future[T]()
+        self._future = future
+
+        def worker() -> None:
+            try:
+                future.set_result(run())
+            except BaseException as error:  # the asker's result() raises it
+                future.set_exception(error)
+
+        threading.Thread(target=worker, name="llm-later", daemon=True).start()
+
+    def result(self) -> T:
+        if self._future is None:
+            self._shared = None  # run here, now: a start() after this does nothing
+            return self._call()
+        return self._future.result()
+
+    def settle(self) -> None:
+        """Wait until a started call has ended, whatever its outcome (its rows are logged with
+        the asker's)."""
+        if self._future is not None:
+            wait([self._future])

@@ -267,7 +267,7 @@ def _target(con: duckdb.DuckDBPyConnection, target: str, signals: Mapping[str, A
 
 
 def _accepted_brief(
-    llm: LLM, con: duckdb.DuckDBPyConnection, inputs: gold.Inputs, settings: Settings
+    llm: LLM, con: duckdb.DuckDBPyConnection, inputs: gold.Inputs, settings: Settings, *_: Any
 ) -> gold.Drafts:
     text = f"A brief for {inputs.target_id} about slow retrieval."
     row = {
