@@ -14,7 +14,8 @@ apart). For each source it prints, side by side:
   of the split's candidate list for OpenAlex;
 - wall time against the rate-limit bound: each host's lower-bound calls over its allowed rate,
   taking the slowest host;
-- Prefect's overhead: the flow run's wall time less the time inside its task runs, as a share;
+- Prefect's overhead: the flow run's wall time less the time some task run was running (the
+  LLM steps' task runs overlap the lineage's), as a share;
 - the build process's peak RSS;
 - LLM calls and tokens per target, and the LLM bound: the calls times the endpoint's latency
   (``--llm-latency``, added by the sandbox to every chat call) over ``--llm-concurrency``; a
@@ -104,7 +105,8 @@ def _family_counts(counts: dict[str, int], family: str) -> tuple[int, int]:
 
 
 def _task_seconds(api_url: str) -> tuple[float, float]:
-    """The newest flow run's wall time and the summed wall time of its task runs (REST API)."""
+    """The newest flow run's wall time and the time some task run of it was running (REST API):
+    the union of their spans, since the LLM steps' task runs overlap the lineage's."""
     runs = requests.post(
         api_url + "/flow_runs/filter", json={"sort": "START_TIME_DESC", "limit": 1}, timeout=30
     ).json()
@@ -114,13 +116,20 @@ def _task_seconds(api_url: str) -> tuple[float, float]:
         timeout=30,
     ).json()
 
-    def seconds(run: dict[str, Any]) -> float:
+    def span(run: dict[str, Any]) -> tuple[dt.datetime, dt.datetime] | None:
         if not run.get("start_time") or not run.get("end_time"):
-            return 0.0
+            return None
         start, end = (dt.datetime.fromisoformat(run[k]) for k in ("start_time", "end_time"))
-        return (end - start).total_seconds()
+        return start, end
 
-    return seconds(runs[0]), sum(seconds(t) for t in tasks)
+    flow = span(runs[0])
+    covered, reach = 0.0, None
+    for start, end in sorted(s for s in map(span, tasks) if s is not None):
+        start = max(start, reach) if reach is not None else start
+        if end > start:
+            covered += (end - start).total_seconds()
+        reach = max(end, reach) if reach is not None else end
+    return ((flow[1] - flow[0]).total_seconds() if flow else 0.0), covered
 
 
 def _llm_log(db: Path) -> tuple[int, int, int]:

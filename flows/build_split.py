@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from typing import Any, cast
 from uuid import UUID
 
@@ -31,6 +31,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.exceptions import TerminationSignal
 from prefect.futures import PrefectFuture
 from prefect.states import Cancelled as CancelledState
+from prefect.states import Failed as FailedState
 from prefect.utilities.annotations import quote
 
 from flows import console
@@ -80,11 +81,17 @@ def resolve_chunk(
 
 
 @task(name="brief-audit-grade", **NO_STORE)
-def gold_chunk(started: list[Future[gold.Records]]) -> list[str]:
+def gold_chunk(started: list[Future[gold.Records]]) -> Any:
     """The LLM steps of a chunk of targets, ``started`` in the build's pool (beside the other
     chunks' steps and the next chunks' lineage): the task run lasts while they run, and returns
-    their outcomes. The flow's thread writes each target's records as the target ends."""
-    return [future.result().verdict.kind.value for future in started]
+    their outcomes. The flow's thread writes each target's records as the target ends, and
+    reports a target's error; this run only ends Cancelled or Failed with it, in one line."""
+    try:
+        return [future.result().verdict.kind.value for future in started]
+    except (CancelledError, Cancelled) as error:  # the build stopped: its steps were dropped
+        return CancelledState(message=str(error) or "the build stopped")
+    except Exception as error:
+        return FailedState(message=f"a target's LLM steps failed: {error}")
 
 
 @task(name="write-version", **NO_STORE)
@@ -204,7 +211,7 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
 
 
 # A chunk's candidates, their LLM steps, and the task run that follows those.
-Chunk = tuple[list[str], list[Future[gold.Records]], "PrefectFuture[list[str]] | None"]
+Chunk = tuple[list[str], list[Future[gold.Records]], "PrefectFuture[Any] | None"]
 
 
 def _lineage(

@@ -83,9 +83,9 @@ class Settings(BaseSettings):
     # json_schema: strict structured outputs; json_object: a JSON object, the schema stated in
     # the prompt and checked here, for servers without json_schema (README: which serves which).
     llm_response_format: Literal["json_schema", "json_object"] = "json_schema"
-    # Targets whose LLM steps run at once, and the most calls in flight over all of them, a
-    # target's grading parts included (the openai backend; the rules backend calls nothing and
-    # runs one target at a time).
+    # The most LLM calls in flight over all targets (gold.TARGETS_PER_SLOT per slot are in
+    # progress at once), a target's grading parts included (the openai backend; the rules
+    # backend calls nothing and runs one target at a time).
     llm_concurrency: int = Field(default=8, ge=1, le=256)
     # The provider's limits, requests and tokens per minute (None: none); calls are paced
     # under them, and a 429 waits as the server asks, up to llm_rate_wait_max_s per call.

@@ -79,11 +79,11 @@ def _write_target(
             [],
             ["split", "paper_id"],
         )
-    title = next((p.title for p in result.work.records if p.title), None)
     row = {
         "split": split,
         "paper_id": target_id,
-        "title": title,
+        "title": _pick(result.work, "title"),
+        "abstract": _pick(result.work, "abstract"),
         "first_public_date": result.target_date,
         "cutoff_date": result.cutoff,
         "status": result.status.value,
@@ -110,15 +110,17 @@ def _completeness_row(
     }
 
 
-def _paper_row(work: ResolvedWork, now: dt.datetime) -> dict[str, object]:
-    def pick(attribute: str) -> object:
-        for source in (Source.OPENALEX, Source.S2, Source.ARXIV):
-            for record in work.records:
-                value = getattr(record, attribute)
-                if record.source is source and value:
-                    return value
-        return None
+def _pick(work: ResolvedWork | None, attribute: str) -> object:
+    """The work's value of ``attribute`` from the first source, in priority order, that has it."""
+    for source in (Source.OPENALEX, Source.S2, Source.ARXIV):
+        for record in work.records if work else ():
+            value = getattr(record, attribute)
+            if record.source is source and value:
+                return value
+    return None
 
+
+def _paper_row(work: ResolvedWork, now: dt.datetime) -> dict[str, object]:
     def dated(source: Source) -> dt.date | None:
         found = [
             d.date for d in work.dates if d.source is source and d.precision is DatePrecision.DAY
@@ -126,16 +128,16 @@ def _paper_row(work: ResolvedWork, now: dt.datetime) -> dict[str, object]:
         return min(found) if found else None
 
     first = work.first_public()
-    authors, fields = pick("authors"), pick("fields")
+    authors, fields = _pick(work, "authors"), _pick(work, "fields")
     return {
         "paper_id": work.paper_id,
-        "title": pick("title"),
-        "abstract": pick("abstract"),
-        "year": first.date.year if first else pick("year"),
-        "venue": pick("venue"),
+        "title": _pick(work, "title"),
+        "abstract": _pick(work, "abstract"),
+        "year": first.date.year if first else _pick(work, "year"),
+        "venue": _pick(work, "venue"),
         "authors": list(authors) if isinstance(authors, tuple) else [],
         "fields": list(fields) if isinstance(fields, tuple) else [],
-        "reference_count": pick("reference_count"),
+        "reference_count": _pick(work, "reference_count"),
         "arxiv_v1_date": dated(Source.ARXIV),
         "openalex_date": dated(Source.OPENALEX),
         "s2_date": dated(Source.S2),
@@ -160,6 +162,9 @@ def _reference_row(
         "ref_key": f"{position:04d}",
         "paper_id": reference.work.paper_id if reference.work else None,
         "title": entry.title,
+        # what the target's LLM steps read: the work as this target's lineage resolved it
+        "work_title": _pick(reference.work, "title"),
+        "work_abstract": _pick(reference.work, "abstract"),
         "year": entry.year,
         "ids": typed,
         "sources": [s.value for s in entry.sources],

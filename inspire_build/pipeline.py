@@ -74,7 +74,8 @@ def llm_steps(
     targets: list[str],
     between: Callable[[], None] = lambda: None,
 ) -> list[gold.Verdict]:
-    """Step 3: brief, audit and grade each target (``between`` runs before each one)."""
+    """Step 3, once lineage is done: brief, audit and grade each target (``between`` runs
+    before each one is written)."""
     return gold.run(llm, con, settings, targets, between=between)
 
 
@@ -108,13 +109,17 @@ def build_split(
     split: str,
     limit: int | None = None,
 ) -> dict[str, Any]:
-    """Select, resolve (chunk by chunk, as the flow does), brief/audit/grade and write one split
-    version; returns its row."""
+    """Select, resolve chunk by chunk (each chunk's LLM steps starting beside the next chunk's
+    lineage, as in the flow), and write one split version; returns its row."""
     selection, memo = select(client, con, settings, split, limit), resolve.Memo()
-    candidates = [
-        paper_id
-        for chunk in chunks(selection.selected, settings.chunk_size)
-        for paper_id in lineage(con, client, settings, selection, targets=chunk, memo=memo)
-    ]
-    llm_steps(gold.make_llm(settings, con), con, settings, candidates)
+    candidates: list[str] = []
+    with gold.Steps(gold.make_llm(settings, con), con, settings) as steps:
+        started = []
+        for chunk in chunks(selection.selected, settings.chunk_size):
+            resolved = lineage(con, client, settings, selection, targets=chunk, memo=memo)
+            candidates += resolved
+            started += steps.submit(resolved)
+        steps.corpus_complete()
+        for future in started:
+            steps.store(future.result())
     return write(con, settings, split, None, candidates)

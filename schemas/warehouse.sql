@@ -44,11 +44,11 @@ CREATE TABLE qrels(version_id VARCHAR, instance_id VARCHAR, paper_id VARCHAR, ti
 
 CREATE TABLE raw_http(request_key VARCHAR PRIMARY KEY, "source" VARCHAR NOT NULL, "method" VARCHAR NOT NULL, url VARCHAR NOT NULL, request_body VARCHAR, status INTEGER NOT NULL, headers JSON, body BLOB, body_sha256 VARCHAR NOT NULL, origin VARCHAR NOT NULL, fetched_at TIMESTAMP WITH TIME ZONE NOT NULL, resource_key VARCHAR, fields VARCHAR[], page_size INTEGER, complete BOOLEAN);
 
-CREATE TABLE "references"(target_id VARCHAR, ref_key VARCHAR, paper_id VARCHAR, title VARCHAR, "year" INTEGER, ids JSON NOT NULL, sources VARCHAR[] NOT NULL, match_rule VARCHAR, match_score DOUBLE, contexts VARCHAR[], intents VARCHAR[], is_influential BOOLEAN, status VARCHAR, reason VARCHAR, PRIMARY KEY(target_id, ref_key));
+CREATE TABLE "references"(target_id VARCHAR, ref_key VARCHAR, paper_id VARCHAR, title VARCHAR, "year" INTEGER, ids JSON NOT NULL, sources VARCHAR[] NOT NULL, match_rule VARCHAR, match_score DOUBLE, contexts VARCHAR[], intents VARCHAR[], is_influential BOOLEAN, status VARCHAR, reason VARCHAR, work_title VARCHAR, work_abstract VARCHAR, PRIMARY KEY(target_id, ref_key));
 
 CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, "label" VARCHAR, config_hash VARCHAR NOT NULL, code_version VARCHAR NOT NULL, prompt_hashes JSON NOT NULL, models JSON NOT NULL, counts JSON NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR, cutoff_jitter_days INTEGER, written_at TIMESTAMP WITH TIME ZONE);
 
-CREATE TABLE targets(split VARCHAR, paper_id VARCHAR, title VARCHAR, first_public_date DATE, cutoff_date DATE, status VARCHAR NOT NULL, reason VARCHAR, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, outcome VARCHAR, source_problems VARCHAR, PRIMARY KEY(split, paper_id));
+CREATE TABLE targets(split VARCHAR, paper_id VARCHAR, title VARCHAR, first_public_date DATE, cutoff_date DATE, status VARCHAR NOT NULL, reason VARCHAR, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, outcome VARCHAR, source_problems VARCHAR, abstract VARCHAR, PRIMARY KEY(split, paper_id));
 
 CREATE TABLE version_findings(version_id VARCHAR, instance_id VARCHAR, "check" VARCHAR, passed BOOLEAN NOT NULL, "level" VARCHAR NOT NULL, detail VARCHAR NOT NULL, PRIMARY KEY(version_id, instance_id, "check"));
 

@@ -15,21 +15,23 @@ def completeness(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     return warehouse.dicts(con, "SELECT * EXCLUDE (updated_at) FROM gold_completeness ORDER BY 1")
 
 
-def title_and_abstract(con: duckdb.DuckDBPyConnection, paper_id: str) -> tuple[str, str]:
-    """A paper's title and abstract ("" for what is unknown)."""
+def title_and_abstract(con: duckdb.DuckDBPyConnection, target_id: str) -> tuple[str, str]:
+    """A target's title and abstract as its lineage resolved them, from its latest ``targets``
+    row ("" for what is unknown). Not from ``papers``, which a later chunk may rewrite."""
     row = con.execute(
-        "SELECT title, abstract FROM papers WHERE paper_id = ?", [paper_id]
+        "SELECT title, abstract FROM targets WHERE paper_id = ? ORDER BY updated_at DESC LIMIT 1",
+        [target_id],
     ).fetchone()
     title, abstract = row if row else (None, None)
     return title or "", abstract or ""
 
 
 def eligible_references(con: duckdb.DuckDBPyConnection, target_id: str) -> list[tuple[Any, ...]]:
-    """A target's resolved eligible references in list order: paper ID, title, abstract,
-    citation contexts, intents and the influence flag."""
+    """A target's resolved eligible references in list order: paper ID, title, abstract (as the
+    target's lineage resolved the work), citation contexts, intents and the influence flag."""
     return con.execute(
-        "SELECT r.paper_id, coalesce(p.title, r.title), p.abstract, r.contexts, r.intents, "
-        'r.is_influential FROM "references" r LEFT JOIN papers p USING (paper_id) '
+        "SELECT paper_id, coalesce(work_title, title), work_abstract, contexts, intents, "
+        'is_influential FROM "references" r '
         "WHERE r.target_id = ? AND r.status = 'eligible' AND r.paper_id IS NOT NULL "
         "ORDER BY r.ref_key",
         [target_id],

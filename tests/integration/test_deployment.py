@@ -55,6 +55,7 @@ def test_prefect_deployment_run_builds_a_version(
         **sandbox_env,
         "INSPIRE_WAREHOUSE": str(tmp_path / "w.duckdb"),
         "INSPIRE_SPLITS__EVAL__LIMIT": "16",
+        "INSPIRE_CHUNK_SIZE": "4",  # lineage in 4 chunks, so the LLM steps can run beside it
         "PREFECT_HOME": str(tmp_path / "prefect"),
         "PREFECT_API_URL": prefect_api,
     }
@@ -86,6 +87,13 @@ def test_prefect_deployment_run_builds_a_version(
             timeout=10,
         ).json()
         assert any(t["name"].startswith("brief-audit-grade targets 1-") for t in tasks)
+        # The Prefect graph: the first chunk's LLM steps start before the last chunk's lineage
+        # has ended.
+        runs = {t["name"]: (t["start_time"], t["end_time"]) for t in tasks}
+        lineage = sorted(v for k, v in runs.items() if k.startswith("resolve-lineage targets"))
+        steps = sorted(v for k, v in runs.items() if k.startswith("brief-audit-grade targets"))
+        assert len(lineage) == 4 and steps, sorted(runs)
+        assert steps[0][0] < lineage[-1][1], (steps, lineage)
         # A brief that names its target: the served audit's flow run is Failed, with its report.
         con = duckdb.connect(str(tmp_path / "w.duckdb"))
         con.execute(

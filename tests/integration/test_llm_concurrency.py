@@ -1,15 +1,23 @@
 """The LLM steps at concurrency 1 and 16 against the sandbox's truthful LLM (with latency, so
-calls overlap): the same export bytes, and never more calls in flight than allowed; and a
-provider that answers 429 with retry-after loses no target."""
+calls overlap): the same export bytes, and never more calls in flight than allowed; steps that
+run beside lineage give the bytes of steps run after it; and a provider that answers 429 with
+retry-after loses no target."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
+import duckdb
 import httpx
+import pytest
 from pydantic import SecretStr
 
-from inspire_build import exports, pipeline, warehouse
+from inspire_build import exports, gold, pipeline, resolve, warehouse
+from inspire_build.config import Settings
+from inspire_build.llm import LLM
 from inspire_build.sandbox import server, world
 from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.sources import make_client
@@ -18,22 +26,32 @@ TARGETS = 16
 KEY = SecretStr("5a" * 32)  # one instance key, so that the two exports can match byte for byte
 
 
-def _build_and_export(
-    base: str, out: Path, concurrency: int, targets: int = TARGETS
-) -> tuple[dict[str, str], dict[str, int]]:
-    """Build eval into a fresh warehouse and export it: the files' hashes, and the endpoint's
-    counts (chat calls, rate-limited ones, the most in flight at once)."""
-    settings = server.settings_for(
+def _settings(base: str, out: Path, concurrency: int, **extra: Any) -> Settings:
+    return server.settings_for(
         base,
         warehouse=out / "w.duckdb",
         llm_backend="openai",
         llm_model="sandbox-gpt",
         llm_concurrency=concurrency,
         instance_key=KEY,
+        **extra,
     )
+
+
+def _build_and_export(
+    base: str,
+    out: Path,
+    concurrency: int,
+    targets: int = TARGETS,
+    build: Any = pipeline.build_split,
+    **extra: Any,
+) -> tuple[dict[str, str], dict[str, int]]:
+    """Build eval into a fresh warehouse and export it: the files' hashes, and the endpoint's
+    counts (chat calls, rate-limited ones, the most in flight at once)."""
+    settings = _settings(base, out, concurrency, **extra)
     con = warehouse.connect(out / "w.duckdb")
     warehouse.migrate(con)
-    row = pipeline.build_split(con, make_client(settings, con), settings, "eval", targets)
+    row = build(con, make_client(settings, con), settings, "eval", targets)
     assert row["counts"]["instances"] >= targets // 4, row
     hashes = exports.export(con, settings, "eval", None, out / "export")
     con.close()
@@ -69,3 +87,66 @@ def test_a_provider_answering_429_with_retry_after_loses_no_target(tmp_path: Pat
     assert counts["rate_limited"] > 0  # the server did refuse calls with 429 and retry-after
     assert counts["most_in_flight"] <= 4
     assert limited == expected  # every target, every brief, grade and instance as without limits
+
+
+def _steps_after_lineage(
+    con: duckdb.DuckDBPyConnection, client: Any, settings: Settings, split: str, limit: int
+) -> dict[str, Any]:
+    """The build as it ran before the overlap: every chunk's lineage, then the LLM steps."""
+    selection, memo = pipeline.select(client, con, settings, split, limit), resolve.Memo()
+    candidates = [
+        target
+        for chunk in pipeline.chunks(selection.selected, settings.chunk_size)
+        for target in pipeline.lineage(con, client, settings, selection, targets=chunk, memo=memo)
+    ]
+    gold.run(gold.make_llm(settings, con), con, settings, candidates)
+    return pipeline.write(con, settings, split, None, candidates)
+
+
+def test_steps_beside_lineage_give_the_bytes_of_steps_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generated = world.generate(world.WorldConfig(seed=1, papers=1200))
+    config = server.SandboxConfig(time_scale=1000, openai=OpenAIConfig(seed=1, latency_s=0.02))
+    with server.running(generated, config) as base:
+        after, _ = _build_and_export(
+            base, tmp_path / "after", 16, build=_steps_after_lineage, chunk_size=4
+        )
+    # What happened when, in the build whose steps run beside lineage.
+    events: list[tuple[float, str]] = []
+    lock = threading.Lock()
+
+    def noted(name: str | Any, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                events.append((time.monotonic(), name(*args) if callable(name) else name))
+            return real(*args, **kwargs)
+
+        return call
+
+    graded = threading.Event()
+
+    def sent(_: LLM, messages: Any, model: type) -> str:
+        if model.__name__ == "GradeSheet":
+            graded.set()
+        return model.__name__
+
+    def lineage(*args: Any, **kwargs: Any) -> list[str]:
+        resolved = real_lineage(*args, **kwargs)
+        graded.wait(60)  # the next chunks wait, so the first chunk's grades come before them
+        return resolved
+
+    real_lineage = pipeline.lineage
+    monkeypatch.setattr(pipeline, "lineage", lineage)
+    monkeypatch.setattr(LLM, "_send", noted(sent, LLM._send))
+    monkeypatch.setattr(warehouse, "search", noted("search", warehouse.search))
+    complete = gold.Steps.corpus_complete
+    monkeypatch.setattr(gold.Steps, "corpus_complete", noted("corpus complete", complete))
+    with server.running(generated, config) as base:
+        beside, _ = _build_and_export(base, tmp_path / "beside", 16, chunk_size=4)
+    assert beside == after
+    names = [name for _, name in sorted(events)]
+    corpus = names.index("corpus complete")
+    assert "search" not in names[:corpus]  # the retrieval checks waited for every paper
+    assert "BriefDraft" in names[:corpus]  # briefs were asked while lineage ran
+    assert "GradeSheet" in names[:corpus]  # and so were grades, beside the waiting searches

@@ -340,3 +340,56 @@ def test_a_build_stops_at_a_refused_key_and_stores_no_key(con: duckdb.DuckDBPyCo
     )
     assert KEY not in everything
     assert con.execute("SELECT count(*) FROM briefs").fetchone() == (0,)  # nothing half-done
+
+
+def _journal_of_later(llm: LLM, con: duckdb.DuckDBPyConnection, start: bool) -> tuple[Any, ...]:
+    """Inside a journal: a later call (which logs a row, as a call would) started or not, then
+    asked for; where it ran, its result, and the rows the journal kept."""
+    where: list[str] = []
+
+    def call() -> int:
+        where.append(threading.current_thread().name)
+        llm._log(llm._record("brief", "h", {"brief": "b"}, (1, 1), 0.0))
+        return 7
+
+    reader = con.cursor()
+    with llm.journal(reader) as rows:
+        later = llm.later(call)
+        if start:
+            later.start()
+            later.start()  # never twice
+        result = later.result()
+        later.settle()
+    reader.close()
+    return where, result, [r["prompt_name"] for r in rows]
+
+
+def test_a_later_call_runs_beside_only_when_started_and_where_calls_may_run_at_once(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    openai_llm = make_llm(Settings(llm_backend="openai", llm_model="m"), con)
+    where, result, rows = _journal_of_later(openai_llm, con, start=True)
+    assert where == ["llm-later"] and result == 7 and rows == ["brief"]
+    where, result, rows = _journal_of_later(openai_llm, con, start=False)
+    assert where == [threading.current_thread().name] and result == 7 and rows == ["brief"]
+    # The rules backend calls nothing worth waiting for: a started call still runs here.
+    where, _, _ = _journal_of_later(make_llm(Settings(), con), con, start=True)
+    assert where == [threading.current_thread().name]
+
+
+def test_a_later_call_that_fails_raises_when_asked_and_settles_quietly(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    llm = make_llm(Settings(llm_backend="openai", llm_model="m"), con)
+
+    def failing() -> int:
+        raise LLMError("refused")
+
+    reader = con.cursor()
+    with llm.journal(reader):
+        later = llm.later(failing)
+        later.start()
+        later.settle()  # what a target whose brief leaked does: waits, raises nothing
+        with pytest.raises(LLMError, match="refused"):
+            later.result()
+    reader.close()

@@ -1,10 +1,14 @@
-"""The LLM call limiter on a fake clock: pacing under rpm and tpm, and the server's word."""
+"""The LLM call limiter on a fake clock: pacing under rpm and tpm, and the server's word; and the
+slots of calls in flight, which go to the most urgent call first."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from inspire_build.llm_limits import CallLimiter, reset_seconds, server_wait
+from inspire_build.llm_limits import CallLimiter, Slots, reset_seconds, server_wait
 
 
 class FakeTime:
@@ -75,3 +79,55 @@ def test_a_retry_after_holds_every_call_until_it_passes() -> None:
     assert limiter.acquire(tokens=5) == 0.0  # the pause is over
     assert limiter.heard({"x-ratelimit-remaining-requests": "12"}) is None
     assert limiter.pause(0.5) == 0.5 and limiter.acquire(tokens=5) == 0.5  # a pause of our own
+
+
+def _waiters(
+    slots: Slots, urgencies: list[tuple[int, ...]], taken: list[tuple[int, ...]]
+) -> list[threading.Thread]:
+    """A thread per urgency, each queued (in this order) behind the held slot, noting its turn."""
+
+    def take(urgency: tuple[int, ...]) -> None:
+        with slots.held(urgency):
+            taken.append(urgency)
+
+    threads = []
+    for urgency in urgencies:
+        threads.append(threading.Thread(target=take, args=(urgency,)))
+        threads[-1].start()
+        while len(slots._waiting) < len(threads):  # queued before the next one comes
+            time.sleep(0.001)
+    return threads
+
+
+def test_a_free_slot_goes_to_the_most_urgent_call_then_the_first_come() -> None:
+    slots = Slots(1)
+    taken: list[tuple[int, ...]] = []
+    slots.acquire()
+    threads = _waiters(slots, [(3, 0), (0, 5), (2, 1), (0, 2), (0, 2)], taken)
+    slots.release()
+    for thread in threads:
+        thread.join(5)
+    assert taken == [(0, 2), (0, 2), (0, 5), (2, 1), (3, 0)]
+    assert slots.most_held == 1
+
+
+def test_slots_hold_at_most_their_size() -> None:
+    slots = Slots(3)
+    held, most = [0], [0]
+    lock = threading.Lock()
+
+    def work() -> None:
+        with slots.held((0,)):
+            with lock:
+                held[0] += 1
+                most[0] = max(most[0], held[0])
+            time.sleep(0.01)
+            with lock:
+                held[0] -= 1
+
+    threads = [threading.Thread(target=work) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert most[0] == slots.most_held == 3

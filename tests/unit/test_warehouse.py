@@ -250,6 +250,35 @@ def test_migration_0013_gives_old_targets_their_outcome_and_source_problems() ->
     con.close()
 
 
+def test_migration_0015_gives_old_rows_the_texts_their_steps_read() -> None:
+    con = warehouse.connect(":memory:")
+    warehouse.migrate(con, [m for m in warehouse.load_migrations() if m.name < "0015"])
+    con.execute(
+        "INSERT INTO papers (paper_id, title, abstract, sources, updated_at) VALUES "
+        "('t', 'Target', 'What t does.', [], now()), ('r', 'Cited', 'What r does.', [], now())"
+    )
+    con.execute(
+        "INSERT INTO targets (split, paper_id, title, status, updated_at) VALUES "
+        "('eval', 't', 'target (as listed)', 'accepted', now()), "
+        "('eval', 'u', 'Not in papers', 'excluded', now())"
+    )
+    con.execute(
+        'INSERT INTO "references" (target_id, ref_key, paper_id, title, ids, sources) VALUES '
+        "('t', '0000', 'r', 'cited (as listed)', '{}', []), ('t', '0001', NULL, 'Lost', '{}', [])"
+    )
+    assert "0015_lineage_texts" in warehouse.migrate(con)
+    targets = con.execute("SELECT paper_id, title, abstract FROM targets ORDER BY 1").fetchall()
+    assert targets == [("t", "Target", "What t does."), ("u", "Not in papers", None)]
+    references = con.execute(
+        'SELECT ref_key, title, work_title, work_abstract FROM "references" ORDER BY 1'
+    ).fetchall()
+    assert references == [
+        ("0000", "cited (as listed)", "Cited", "What r does."),
+        ("0001", "Lost", None, None),
+    ]
+    con.close()
+
+
 def test_replace_where_replaces_exactly_its_own_rows(con: duckdb.DuckDBPyConnection) -> None:
     key = ["scheme", "value"]
     warehouse.upsert(
