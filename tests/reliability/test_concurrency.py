@@ -70,7 +70,9 @@ def test_two_builds_at_once_are_serialised_and_both_recorded(
     ).fetchone()
     con.close()
     assert [status for status, _, _ in runs] == ["completed", "completed"]
-    assert runs[1][1] > runs[0][1]  # the second waited for the first
+    # Both waited (for the holder, and one also for the other). Which waited longer depends
+    # on where each stood in its 5 s poll when the lock came free, so only turns proves order.
+    assert all(waited > 0 for _, waited, _ in runs)
     assert runs[0][2] == runs[1][2]  # and rewrote the same version
     assert turns == (True,)
     assert intact == (1, 0, 0)
