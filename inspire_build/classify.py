@@ -39,6 +39,16 @@ class ResolvedWork:
     def first_public(self) -> SourceDate | None:
         return first_public(self.dates)
 
+    def add_records(self, records: Iterable[Paper]) -> None:
+        """Add ``records``, keeping them in one order whatever order they were fetched in: a
+        build's chunks fetch a shared work's records in different orders, and the first record
+        with a title gives the title a brief reads (duplicates differ in case and wording)."""
+        self.records = sorted([*self.records, *records], key=_record_order)
+
+
+def _record_order(record: Paper) -> tuple[str, ...]:
+    return (record.source.value, *map(str, record.ids.typed()), record.model_dump_json())
+
 
 @dataclasses.dataclass
 class ResolvedReference:
@@ -79,7 +89,7 @@ class Works:
         work = works[0] if works else ResolvedWork(ids=set())
         for other in works[1:]:
             work.ids |= other.ids
-            work.records += other.records
+            work.add_records(other.records)
             work.dates += other.dates
         work.ids.update(found)
         for paper_id in work.ids:

@@ -4,13 +4,14 @@ completeness and its ``targets`` row, written in one transaction."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import duckdb
 
 from inspire_build import warehouse
 from inspire_build.classify import ResolvedReference, ResolvedWork, TargetLineage
-from inspire_build.models import DatePrecision, ReferenceStatus, Source
+from inspire_build.ids import PaperId, Scheme
+from inspire_build.models import DatePrecision, Paper, ReferenceStatus, Source
 
 
 def write(
@@ -110,14 +111,31 @@ def _completeness_row(
     }
 
 
-def _pick(work: ResolvedWork | None, attribute: str) -> object:
-    """The work's value of ``attribute`` from the first source, in priority order, that has it."""
-    for source in (Source.OPENALEX, Source.S2, Source.ARXIV):
-        for record in work.records if work else ():
-            value = getattr(record, attribute)
-            if record.source is source and value:
-                return value
+def _pick(work: ResolvedWork | None, attribute: str, cited: Iterable[PaperId] = ()) -> object:
+    """The work's value of ``attribute`` from the first source, in priority order, that has it;
+    first from the records of the IDs ``cited`` (those a target's own list gave), since the
+    work's other records (duplicates with other titles) depend on what else the build fetched
+    beside it, and a target's texts must not depend on its chunk."""
+    cited = set(cited)
+    records = work.records if work else []
+    own = [r for r in records if _native_id(r) in cited]
+    for group in (own, records):
+        for source in (Source.OPENALEX, Source.S2, Source.ARXIV):
+            for record in group:
+                value = getattr(record, attribute)
+                if record.source is source and value:
+                    return value
     return None
+
+
+def _native_id(record: Paper) -> PaperId | None:
+    """The ID a source keys ``record`` by; a DOI or arXiv ID is shared by duplicates."""
+    scheme, value = {
+        Source.OPENALEX: (Scheme.OPENALEX, record.ids.openalex),
+        Source.S2: (Scheme.S2, record.ids.s2),
+        Source.ARXIV: (Scheme.ARXIV, record.ids.arxiv),
+    }[record.source]
+    return PaperId(scheme, value) if value else None
 
 
 def _paper_row(work: ResolvedWork, now: dt.datetime) -> dict[str, object]:
@@ -163,8 +181,8 @@ def _reference_row(
         "paper_id": reference.work.paper_id if reference.work else None,
         "title": entry.title,
         # what the target's LLM steps read: the work as this target's lineage resolved it
-        "work_title": _pick(reference.work, "title"),
-        "work_abstract": _pick(reference.work, "abstract"),
+        "work_title": _pick(reference.work, "title", entry.ids),
+        "work_abstract": _pick(reference.work, "abstract", entry.ids),
         "year": entry.year,
         "ids": typed,
         "sources": [s.value for s in entry.sources],

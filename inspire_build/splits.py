@@ -67,7 +67,6 @@ def config_hash(settings: Settings, split: str) -> str:
         "audit_retrieval_k": settings.audit_retrieval_k,
         "audit_retrieval_margin": settings.audit_retrieval_margin,
         "cutoff_jitter_days": settings.cutoff_jitter_days,
-        "chunk_size": settings.chunk_size,
         "code": __version__,
         "code_fingerprint": code_fingerprint(),
     }

@@ -150,8 +150,13 @@ def write_private_parquets(
     )
     warehouse.copy_to_parquet(
         con,
-        "SELECT i.instance_id, i.target_id, p.title, i.cutoff_date, p.first_public_date "
-        "FROM instances i LEFT JOIN papers p ON p.paper_id = i.target_id "
+        # the title and date the target's own lineage resolved: its ``papers`` row is rewritten
+        # by any later chunk that cites it, from that chunk's records
+        "SELECT i.instance_id, i.target_id, coalesce(t.title, p.title) AS title, i.cutoff_date, "
+        "coalesce(t.first_public_date, p.first_public_date) AS first_public_date "
+        "FROM instances i JOIN split_versions v USING (version_id) "
+        "LEFT JOIN targets t ON t.split = v.split AND t.paper_id = i.target_id "
+        "LEFT JOIN papers p ON p.paper_id = i.target_id "
         "WHERE i.version_id = ? ORDER BY 1",
         [version],
         targets,

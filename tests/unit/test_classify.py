@@ -140,3 +140,21 @@ def test_a_source_date_falls_back_to_its_year() -> None:
     )
     assert source_date(Source.S2, DAY, 2025, None) == SourceDate(Source.S2, DAY, DatePrecision.DAY)
     assert source_date(Source.S2, None, None, None) is None
+
+
+def test_a_works_records_keep_one_order_whatever_order_they_came_in() -> None:
+    def paper(source: Source, openalex: str, title: str) -> Paper:
+        return Paper(source=source, ids=PaperIds(openalex=openalex), title=title)
+
+    records = [
+        paper(Source.S2, "W2", "b"),
+        paper(Source.OPENALEX, "W2", "c"),
+        paper(Source.OPENALEX, "W1", "a"),
+    ]
+    one, other = Works().add([A]), Works().add([A])
+    assert one is not None and other is not None
+    one.add_records(records)
+    for record in reversed(records):
+        other.add_records([record])
+    assert one.records == other.records
+    assert [r.title for r in one.records] == ["a", "c", "b"]  # openalex W1, W2, then s2
