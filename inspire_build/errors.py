@@ -38,6 +38,11 @@ class MigrationError(WarehouseError):
     """A migration failed, is registered twice, or was edited after it was applied."""
 
 
+class DataFileError(InspireError):
+    """A bulk data file cannot be read whole (a truncated ``.gz``, a malformed line): the
+    command was right, the file is not, so nothing of it is kept (exit 1)."""
+
+
 class Cancelled(InspireError):
     """Ctrl-C or SIGTERM stopped a build or an audit: what was half-written is rolled back, and
     its ``build_runs`` row and Prefect flow run say cancelled."""

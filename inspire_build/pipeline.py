@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from inspire_build import boundary_store, gold, lineage_rows, resolve, splits, warehouse
+from inspire_build.bulk_source import BulkSource
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient
@@ -62,6 +63,7 @@ def lineage(
         window=(config.start, config.end),
         cutoff_offset=boundary_store.cutoff_offsets(con, settings),
         memo=memo,
+        bulk=BulkSource.of(con),
     )
     lineage_rows.write(con, results, selection.split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status is TargetStatus.CANDIDATE]

@@ -21,13 +21,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from inspire_build import ids
+from inspire_build.bulk_source import BulkSource
 from inspire_build.classify import ResolvedWork, TargetLineage, Works, classify, source_date
 from inspire_build.cutoff import SourceDate
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient, NotFound, UnreadableBody
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.lineage import Mention, MergedReference, canonical_id, merge
-from inspire_build.models import Paper, Source
+from inspire_build.models import Paper, Reference, Source
 from inspire_build.sources import arxiv, openalex, semanticscholar
 
 ALL_SOURCES = (Source.OPENALEX, Source.S2, Source.ARXIV)
@@ -76,12 +77,18 @@ class _Fetched:
     arxiv_found: dict[str, Paper | None] = dataclasses.field(default_factory=dict)
     s2_lists: dict[str, list[Mention]] = dataclasses.field(default_factory=dict)
     memo: Memo = dataclasses.field(default_factory=Memo)
+    bulk: BulkSource | None = None
 
     def uses(self, source: Source) -> bool:
         return source in self.sources
 
     def ask(self, fetch: Fetch, wanted: Sequence[str]) -> dict[str, Paper | None]:
-        return self.memo.fetch(fetch, self.client, wanted, self.failed)
+        asked = self.bulk.fetching(fetch) if self.bulk is not None else fetch
+        return self.memo.fetch(asked, self.client, wanted, self.failed)
+
+    def s2_references(self, lookup: str) -> list[Reference]:
+        held = self.bulk.references(lookup) if self.bulk is not None else None
+        return held if held is not None else semanticscholar.fetch_references(self.client, lookup)
 
 
 def resolve_lineage(
@@ -96,6 +103,7 @@ def resolve_lineage(
     window: tuple[dt.date, dt.date] | None = None,
     cutoff_offset: Callable[[str], int] | None = None,
     memo: Memo | None = None,
+    bulk: BulkSource | None = None,
 ) -> list[TargetLineage]:
     """Fetch, merge, date and classify the references of every target. Writes nothing.
 
@@ -107,12 +115,15 @@ def resolve_lineage(
     them), so they are not asked for again. With a split's ``window``, a target first public
     outside it is excluded, with the reason (see ``cutoff.outside_window``).
     ``memo`` keeps the records fetched for an earlier chunk of the build's targets, which are
-    then not asked for again. ``progress(done, total)`` follows the S2 reference lists, one
+    then not asked for again; ``bulk`` answers from the bulk tables what they hold, before the
+    APIs are asked (bulk_source.py). ``progress(done, total)`` follows the S2 reference lists, one
     request per target at S2's 1/s: the step that bounds a build's wall time, which is why it
     runs in its own thread while OpenAlex and arXiv are fetched beside it.
     """
     target_dates = target_dates or {}
-    fetched = _Fetched(client, target_ids, sources, memo=memo if memo is not None else Memo())
+    fetched = _Fetched(
+        client, target_ids, sources, memo=memo if memo is not None else Memo(), bulk=bulk
+    )
     _targets(fetched, known_records or {})
     _with_s2_lists(fetched, progress)
     oa_lists = _openalex_lists(fetched)
@@ -202,7 +213,7 @@ def _s2_reference_lists(
         if lookup is None:
             continue
         try:
-            references = semanticscholar.fetch_references(fetched.client, lookup)
+            references = fetched.s2_references(lookup)
         except NotFound:
             continue
         except UnreadableBody as error:
@@ -370,7 +381,7 @@ def _existing_id(found: Iterable[PaperId], existing: Mapping[PaperId, str]) -> s
 
 
 def _attach(work: ResolvedWork, record: Paper) -> None:
-    work.records.append(record)
+    work.add_records([record])
     work.ids.update(_typed(record))
     if record.source is Source.ARXIV:
         v1 = arxiv.v1_date(record)

@@ -12,6 +12,18 @@ CREATE TABLE briefs(brief_id VARCHAR PRIMARY KEY, target_id VARCHAR NOT NULL, at
 
 CREATE TABLE build_runs(run_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, status VARCHAR NOT NULL, reason VARCHAR, version_id VARCHAR, requested_at TIMESTAMP WITH TIME ZONE NOT NULL, started_at TIMESTAMP WITH TIME ZONE NOT NULL, waited_s DOUBLE NOT NULL, finished_at TIMESTAMP WITH TIME ZONE, pid INTEGER NOT NULL);
 
+CREATE TABLE bulk_abstracts(corpus_id BIGINT PRIMARY KEY, abstract VARCHAR, file VARCHAR NOT NULL, "release" DATE);
+
+CREATE TABLE bulk_citations(citing_corpus_id BIGINT NOT NULL, cited_corpus_id BIGINT, is_influential BOOLEAN, contexts VARCHAR[], intents VARCHAR[], file VARCHAR NOT NULL, "release" DATE);
+
+CREATE TABLE bulk_files(path VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, "release" DATE, bytes BIGINT NOT NULL, modified_ns BIGINT NOT NULL, "rows" BIGINT NOT NULL, "seconds" DOUBLE NOT NULL, ingested_at TIMESTAMP WITH TIME ZONE NOT NULL);
+
+CREATE TABLE bulk_ids(scheme VARCHAR, "value" VARCHAR, "source" VARCHAR, record_id VARCHAR NOT NULL, PRIMARY KEY(scheme, "value", "source"));
+
+CREATE TABLE bulk_paper_ids(sha VARCHAR PRIMARY KEY, corpus_id BIGINT NOT NULL, is_primary BOOLEAN, file VARCHAR NOT NULL, "release" DATE);
+
+CREATE TABLE bulk_records("source" VARCHAR, record_id VARCHAR, paper JSON NOT NULL, file VARCHAR NOT NULL, "release" DATE, PRIMARY KEY("source", record_id));
+
 CREATE TABLE corpus(paper_id VARCHAR PRIMARY KEY, title VARCHAR, abstract VARCHAR, "year" INTEGER, authors VARCHAR[], first_public_date DATE, date_precision VARCHAR, first_public_source VARCHAR, public_by DATE, records INTEGER NOT NULL, origin VARCHAR NOT NULL, added_at TIMESTAMP WITH TIME ZONE NOT NULL);
 
 CREATE TABLE corpus_ids(scheme VARCHAR, "value" VARCHAR, paper_id VARCHAR NOT NULL, PRIMARY KEY(scheme, "value"));

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -12,6 +13,7 @@ from rich.table import Table
 
 from inspire_build import (
     boundary_store,
+    bulk,
     snapshot,
     warehouse,
 )
@@ -100,6 +102,52 @@ def snapshot_import(
         err.print(f"rejected {rejected}")
     if report.rejected_files and not report.imported:
         raise InputError("nothing imported: no file was a readable cassette")
+
+
+@snapshot_app.command("ingest")
+def snapshot_ingest(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            help="OpenAlex snapshot folders (updated_date=…/part_*.gz) and S2 Datasets files "
+            "(papers, abstracts, citations, paper-ids): files, folders or globs."
+        ),
+    ],
+    kind: Annotated[
+        bulk.Kind | None,
+        typer.Option("--kind", help="What the files are, where their folders do not say."),
+    ] = None,
+    release: Annotated[
+        str | None,
+        typer.Option(
+            "--release", help="Release date (YYYY-MM-DD), where the path does not name one."
+        ),
+    ] = None,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Ingest bulk distributions into the bulk tables, one transaction per file: a rerun skips
+    the files already in, and a file that cannot be read whole is refused with nothing of it
+    kept."""
+    released = _release(release)
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path, create=True)) as con:
+        done = bulk.ingest(
+            con, paths, kind=kind, release=released, say=lambda r: out.print(r.line())
+        )
+    new = [r for r in done if not r.skipped]
+    seconds = sum(r.seconds for r in new)
+    megabytes = sum(r.bytes for r in new) / 1e6
+    out.print(
+        f"{len(new)} file(s) ingested, {len(done) - len(new)} already in: "
+        f"{sum(r.rows for r in new):,} rows, {megabytes:.1f} MB in {seconds:.1f} s"
+    )
+
+
+def _release(text: str | None) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(text) if text else None
+    except ValueError:
+        raise InputError(f"--release {text!r} is not a date (YYYY-MM-DD)") from None
 
 
 @snapshot_app.command("export")

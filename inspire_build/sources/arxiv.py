@@ -16,7 +16,8 @@ returned, the latest unless a version was asked for). Intermediate version dates
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import email.utils
+from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.etree import ElementTree
 
@@ -33,6 +34,7 @@ from inspire_build.http import (
     split_unreadable,
 )
 from inspire_build.models import DatePrecision, Paper, PaperIds, Source, Version
+from inspire_build.sources.raw import Fields, dicts
 
 NAME = "arxiv"
 BASE_URL = "https://export.arxiv.org/api/query"
@@ -142,6 +144,40 @@ def parse_feed(body: bytes) -> list[Paper]:
             )
         )
     return papers
+
+
+def parse_metadata(record: Mapping[str, Any]) -> Paper:
+    """One line of arXiv's bulk metadata (the OAI-PMH snapshot, as Kaggle publishes it:
+    ``id``, ``title``, ``abstract``, ``doi``, ``categories``, ``versions`` with their RFC 2822
+    ``created`` dates) -> Paper, with every version dated. A field of the wrong type is read as
+    missing and named in ``Paper.problems``."""
+    raw = Fields(record)
+    arxiv_id = ids.normalize_arxiv(str(record.get("id", "")))
+    versions = []
+    for item in dicts(raw.get("versions", list)):
+        try:
+            number = int(str(item.get("version", "")).lstrip("v"))
+            day = email.utils.parsedate_to_datetime(str(item.get("created"))).date()
+        except (TypeError, ValueError):
+            raw.problems.append(f"versions: {str(item)[:60]!r} is not a dated version")
+            continue
+        versions.append(Version(version=number, date=day))
+    versions.sort(key=lambda v: v.version)
+    first = next((v.date for v in versions if v.version == 1), None)
+    doi = raw.get("doi", str)
+    return Paper(
+        source=Source.ARXIV,
+        ids=PaperIds(arxiv=arxiv_id, doi=doi.split()[0] if doi else None),
+        title=" ".join((raw.get("title", str) or "").split()) or None,
+        abstract=" ".join((raw.get("abstract", str) or "").split()) or None,
+        year=first.year if first else None,
+        publication_date=first,
+        date_precision=DatePrecision.DAY if first else None,
+        venue=raw.get("journal-ref", str) or None,
+        fields=tuple((raw.get("categories", str) or "").split()),
+        versions=tuple(versions),
+        problems=tuple(raw.problems),
+    )
 
 
 def v1_date(paper: Paper) -> dt.date | None:

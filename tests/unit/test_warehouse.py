@@ -41,6 +41,12 @@ EXPECTED_TABLES = {
     "boundary_audits",
     "version_grades",
     "version_findings",
+    "bulk_files",
+    "bulk_records",
+    "bulk_ids",
+    "bulk_abstracts",
+    "bulk_citations",
+    "bulk_paper_ids",
 }
 
 

@@ -1,0 +1,225 @@
+"""The bulk tables (migration 0016): reading the distributions' files with DuckDB, with explicit
+columns, and writing what they hold; then the lookups a build makes in them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from inspire_build import warehouse
+
+# The columns read from each kind of file. Types are never detected (that reads the file twice
+# and, on a sample, infers an all-null column as JSON); the Paper records' columns are read as
+# JSON text, so that the sources' `parse` sees each value as the source wrote it.
+COLUMNS: dict[str, dict[str, str]] = {
+    "openalex-works": {
+        name: "JSON"
+        for name in (
+            "id",
+            "doi",
+            "title",
+            "display_name",
+            "publication_date",
+            "publication_year",
+            "primary_topic",
+            "topics",
+            "referenced_works",
+            "referenced_works_count",
+            "primary_location",
+            "locations",
+            "authorships",
+            "abstract_inverted_index",
+        )  # fmt: skip
+    },
+    "s2-papers": {
+        name: "JSON"
+        for name in (
+            "corpusid",
+            "externalids",
+            "url",
+            "title",
+            "authors",
+            "venue",
+            "year",
+            "referencecount",
+            "s2fieldsofstudy",
+            "publicationdate",
+        )  # fmt: skip
+    },
+    "arxiv-metadata": {
+        name: "JSON"
+        for name in ("id", "title", "abstract", "doi", "categories", "versions", "journal-ref")
+    },
+    "s2-abstracts": {"corpusid": "BIGINT", "abstract": "VARCHAR"},
+    "s2-citations": {
+        "citingcorpusid": "BIGINT",
+        "citedcorpusid": "BIGINT",
+        "isinfluential": "BOOLEAN",
+        "contexts": "VARCHAR[]",
+        "intents": "VARCHAR[]",
+    },
+    "s2-paper-ids": {"sha": "VARCHAR", "corpusid": "BIGINT", "primary": "BOOLEAN"},
+}
+
+# The kinds DuckDB loads whole, in SQL: the table, and its columns from the file's.
+_LOADED = {
+    "s2-abstracts": ("bulk_abstracts", "corpusid, abstract"),
+    "s2-citations": (
+        "bulk_citations",
+        "citingcorpusid, citedcorpusid, isinfluential, contexts, intents",
+    ),
+    "s2-paper-ids": ("bulk_paper_ids", 'sha, corpusid, "primary"'),
+}
+
+
+def _reader(kind: str) -> str:
+    columns = ", ".join(f"'{name}': '{kind_}'" for name, kind_ in COLUMNS[kind].items())
+    # a snapshot's `updated_date=…` folder is not a column of its works
+    return (
+        f"read_json(?, format = 'newline_delimited', columns = {{{columns}}}, "
+        "hive_partitioning = false)"
+    )
+
+
+def read_rows(
+    con: duckdb.DuckDBPyConnection, kind: str, path: Path, batch: int = 10_000
+) -> Iterator[dict[str, Any]]:
+    """The file's rows, as column -> value, ``batch`` at a time (JSON columns as text)."""
+    names = list(COLUMNS[kind])
+    cursor = con.cursor()
+    cursor.execute(f"SELECT * FROM {_reader(kind)}", [str(path)])  # noqa: S608
+    while rows := cursor.fetchmany(batch):
+        yield from (dict(zip(names, row, strict=True)) for row in rows)
+
+
+def done_file(con: duckdb.DuckDBPyConnection, path: str) -> tuple[int, int] | None:
+    """(bytes, modified_ns) of the file as it was ingested, or None if it never was."""
+    row = con.execute("SELECT bytes, modified_ns FROM bulk_files WHERE path = ?", [path]).fetchone()
+    return (int(row[0]), int(row[1])) if row else None
+
+
+def replace_file(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    path: Path,
+    release: dt.date | None,
+    records: Path | None,
+    file_row: Mapping[str, object],
+) -> int:
+    """In one transaction: drop what an earlier ingest of ``path`` wrote, load the file (or, for
+    Paper records, the staged JSON Lines ``records``), and record the file. Returns its rows."""
+    name = str(path)
+    with warehouse.transaction(con):
+        _forget(con, name)
+        if kind in _LOADED:
+            table, columns = _LOADED[kind]
+            con.execute(
+                f"INSERT INTO {table} SELECT {columns}, ? AS file, ? AS release "  # noqa: S608
+                f"FROM {_reader(kind)}",
+                [name, release, name],
+            )
+            rows = _count(con, table, name)
+        else:
+            assert records is not None
+            rows = _load_records(con, records, name, release)
+        warehouse.upsert(con, "bulk_files", [{**file_row, "rows": rows}], ["path"])
+    return rows
+
+
+def _forget(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    con.execute(
+        "DELETE FROM bulk_ids WHERE (source, record_id) IN "
+        "(SELECT (source, record_id) FROM bulk_records WHERE file = ?)",
+        [name],
+    )
+    for table in ("bulk_records", *(t for t, _ in _LOADED.values())):
+        con.execute(f"DELETE FROM {table} WHERE file = ?", [name])  # noqa: S608
+    con.execute("DELETE FROM bulk_files WHERE path = ?", [name])
+
+
+def _count(con: duckdb.DuckDBPyConnection, table: str, name: str) -> int:
+    row = con.execute(f"SELECT count(*) FROM {table} WHERE file = ?", [name]).fetchone()  # noqa: S608
+    return int(row[0]) if row else 0
+
+
+def _load_records(
+    con: duckdb.DuckDBPyConnection, records: Path, name: str, release: dt.date | None
+) -> int:
+    """Staged records (source, record_id, paper, ids) in; a record already held from a newer
+    release stays."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE staged AS SELECT * FROM read_json(?, "
+        "format = 'newline_delimited', columns = {'source': 'VARCHAR', 'record_id': 'VARCHAR', "
+        "'paper': 'JSON', 'ids': 'VARCHAR[][]'})",
+        [str(records)],
+    )
+    con.execute(
+        "DELETE FROM staged s USING bulk_records b WHERE b.source = s.source "
+        "AND b.record_id = s.record_id AND b.release > ?",
+        [release],
+    )
+    con.execute(
+        "INSERT OR REPLACE INTO bulk_records "
+        "SELECT DISTINCT ON (source, record_id) source, record_id, paper, ? AS file, "
+        "? AS release FROM staged",
+        [name, release],
+    )
+    con.execute(
+        "INSERT OR REPLACE INTO bulk_ids SELECT DISTINCT ON (i[1], i[2], source) "
+        "i[1], i[2], source, record_id FROM (SELECT source, record_id, unnest(ids) AS i "
+        "FROM staged)"
+    )
+    row = con.execute("SELECT count(DISTINCT (source, record_id)) FROM staged").fetchone()
+    con.execute("DROP TABLE staged")
+    return int(row[0]) if row else 0
+
+
+def files(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
+    """Every file ingested: path, kind, release, rows, bytes, seconds."""
+    return con.execute(
+        "SELECT path, kind, release, rows, bytes, seconds FROM bulk_files ORDER BY path"
+    ).fetchall()
+
+
+def records_by_id(
+    con: duckdb.DuckDBPyConnection, source: str, typed: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[str, str | None]]:
+    """(scheme, value) -> (the record's Paper JSON, its S2 abstract) for the IDs held."""
+    if not typed:
+        return {}
+    cursor = con.cursor()
+    rows = cursor.execute(
+        "SELECT w.scheme, w.value, r.paper, a.abstract "
+        "FROM (SELECT unnest(?) AS k) q "
+        "JOIN bulk_ids w ON w.scheme = q.k[1] AND w.value = q.k[2] AND w.source = ? "
+        "JOIN bulk_records r USING (source, record_id) "
+        "LEFT JOIN bulk_abstracts a ON r.source = 's2' "
+        "AND a.corpus_id = TRY_CAST(r.record_id AS BIGINT)",
+        [[list(t) for t in typed], source],
+    ).fetchall()
+    return {(str(s), str(v)): (str(p), a) for s, v, p, a in rows}
+
+
+def citations(con: duckdb.DuckDBPyConnection, corpus_id: int) -> list[tuple[Any, ...]] | None:
+    """The S2 Datasets' citations of one citing paper, each with the cited paper's record:
+    (cited corpus ID, influential, contexts, intents, Paper JSON or None, abstract). None when
+    the release does not hold the citing paper at all."""
+    cursor = con.cursor()
+    held = cursor.execute(
+        "SELECT 1 FROM bulk_records WHERE source = 's2' AND record_id = ?", [str(corpus_id)]
+    ).fetchone()
+    if held is None:
+        return None
+    return cursor.execute(
+        "SELECT c.cited_corpus_id, c.is_influential, c.contexts, c.intents, r.paper, a.abstract "
+        "FROM bulk_citations c "
+        "LEFT JOIN bulk_records r ON r.source = 's2' "
+        "AND r.record_id = CAST(c.cited_corpus_id AS VARCHAR) "
+        "LEFT JOIN bulk_abstracts a ON a.corpus_id = c.cited_corpus_id "
+        "WHERE c.citing_corpus_id = ? ORDER BY c.cited_corpus_id NULLS LAST, c.contexts",
+        [corpus_id],
+    ).fetchall()

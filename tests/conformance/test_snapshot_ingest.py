@@ -1,0 +1,135 @@
+"""`inspire snapshot ingest` over real records: the OpenAlex single-work recordings written as
+snapshot parts (``updated_date=2026-07-23/part_*.gz``, the day they were recorded), and the S2
+Datasets samples as they are. Each bulk record is the Paper the source's `parse` gives for the
+same record; a truncated part is refused by name, with the earlier parts' rows intact."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+import yaml
+
+from inspire_build import bulk
+from inspire_build.models import Paper
+from inspire_build.sources import openalex, semanticscholar
+from tests.conformance.conftest import REAL
+from tests.conftest import run_inspire
+
+WORKS = REAL / "openalex" / "single_works"
+S2_DATASETS = REAL / "s2-datasets"
+
+
+def _recorded_works() -> list[dict[str, Any]]:
+    """The 25 recordings' works, each once (three recordings are one book)."""
+    works: dict[str, dict[str, Any]] = {}
+    for cassette in sorted(WORKS.glob("*.yaml")):
+        for interaction in yaml.safe_load(cassette.read_text())["interactions"]:
+            work = json.loads(interaction["response"]["body"]["string"])
+            works.setdefault(work["id"], work)
+    return list(works.values())
+
+
+def _write_parts(folder: Path, works: list[dict[str, Any]], parts: int) -> list[Path]:
+    folder.mkdir(parents=True)
+    paths = []
+    for number in range(parts):
+        path = folder / f"part_{number:03d}.gz"
+        lines = "".join(json.dumps(w) + "\n" for w in works[number::parts])
+        path.write_bytes(gzip.compress(lines.encode()))
+        paths.append(path)
+    return paths
+
+
+def _papers(warehouse: Path, source: str) -> dict[str, Paper]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    rows = con.execute(
+        "SELECT record_id, paper FROM bulk_records WHERE source = ?", [source]
+    ).fetchall()
+    con.close()
+    return {r: Paper.model_validate_json(p) for r, p in rows}
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path) -> Path:
+    works = _recorded_works()
+    assert len(works) == 23
+    _write_parts(tmp_path / "openalex" / "works" / "updated_date=2026-07-23", works, 2)
+    return tmp_path / "openalex"
+
+
+def test_snapshot_parts_and_s2_samples_ingest_as_the_parsers_read_them(
+    tmp_path: Path, snapshot: Path
+) -> None:
+    db = tmp_path / "w.duckdb"
+    ingested = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot)
+    assert ingested.returncode == 0, ingested.stderr
+    assert "part_000.gz: openalex-works, 12 rows" in ingested.stdout
+    assert "part_001.gz: openalex-works, 11 rows" in ingested.stdout
+    s2 = run_inspire(
+        "--warehouse", db, "snapshot", "ingest", S2_DATASETS, "--release", "2023-12-19"
+    )
+    assert s2.returncode == 0, s2.stderr
+    assert "4 file(s) ingested" in s2.stdout and "400 rows" in s2.stdout
+    works = _papers(db, "openalex")
+    assert len(works) == 23
+    article = works["W1982728624"]
+    assert article == openalex.parse(
+        next(w for w in _recorded_works() if w["id"].endswith("W1982728624"))
+    )
+    assert article.ids.doi == "10.1371/journal.pone.0000030"
+    assert len(article.referenced_works or ()) == 76
+    papers = _papers(db, "s2")
+    assert len(papers) == 100
+    first = json.loads((S2_DATASETS / "papers" / "papers-sample.jsonl").read_text().splitlines()[0])
+    paper = papers[str(first["corpusid"])]
+    assert paper.ids.s2 == "d5ec1ea2c9261c54cf41fef1e5c9f2f8abe28ce2"  # from its url
+    assert paper.ids.corpus_id == "108228682" and paper.year == 2018
+    assert paper.fields == ("Agricultural And Food Sciences", "Chemistry")
+    again = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot)
+    assert "0 file(s) ingested, 2 already in" in again.stdout
+
+
+def test_a_truncated_part_is_refused_by_name_and_a_rerun_completes(
+    tmp_path: Path, snapshot: Path
+) -> None:
+    db = tmp_path / "w.duckdb"
+    part = snapshot / "works" / "updated_date=2026-07-23" / "part_002.gz"
+    whole = gzip.compress(b"".join(json.dumps(w).encode() + b"\n" for w in _recorded_works()[:5]))
+    part.write_bytes(whole[: len(whole) - 6])  # the data is there; the gzip trailer is not
+    failed = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "part_002.gz" in failed.stderr and "truncated" in failed.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    kept = con.execute("SELECT path, rows FROM bulk_files ORDER BY path").fetchall()
+    held = con.execute("SELECT count(*) FROM bulk_records").fetchone()
+    con.close()
+    assert [(Path(p).name, r) for p, r in kept] == [("part_000.gz", 12), ("part_001.gz", 11)]
+    assert held == (23,)
+    part.write_bytes(whole)
+    rerun = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "1 file(s) ingested, 2 already in: 5 rows" in rerun.stdout
+    assert len(_papers(db, "openalex")) == 23  # the five were in the first parts already
+
+
+def test_s2_records_match_the_graph_apis_parse_of_the_same_fields() -> None:
+    line = json.loads((S2_DATASETS / "papers" / "papers-sample.jsonl").read_text().splitlines()[0])
+    api_shaped = {
+        "paperId": line["url"].rsplit("/", 1)[-1],
+        "corpusId": line["corpusid"],
+        "externalIds": line["externalids"],
+        "title": line["title"],
+        "authors": line["authors"],
+        "venue": line["venue"],
+        "year": line["year"],
+        "referenceCount": line["referencecount"],
+        "s2FieldsOfStudy": line["s2fieldsofstudy"],
+        "publicationDate": line["publicationdate"],
+    }
+    row = {k: json.dumps(v) for k, v in line.items()}
+    assert bulk.s2_paper(row) == semanticscholar.parse_paper(api_shaped)
