@@ -152,6 +152,29 @@ def arxiv_paper(row: Mapping[str, str | None]) -> Paper:
     return arxiv.parse_metadata({k: json.loads(v) for k, v in row.items() if v is not None})
 
 
+def work_facets(row: Mapping[str, str | None], paper: Paper) -> dict[str, object]:
+    """What a split's candidate filter tests in a snapshot work, read as OpenAlex's filter
+    reads it: ``primary_topic.field.id``, ``locations.source.id`` (arXiv's),
+    ``publication_date`` and ``referenced_works_count``."""
+    topic = json.loads(row.get("primary_topic") or "null")
+    field = topic.get("field") if isinstance(topic, dict) else None
+    field_id = str(field.get("id", "")) if isinstance(field, dict) else ""
+    number = field_id.rsplit("/", 1)[-1]
+    locations = json.loads(row.get("locations") or "null")
+    on_arxiv = any(
+        isinstance(place, dict)
+        and isinstance(place.get("source"), dict)
+        and str(place["source"].get("id", "")).endswith(openalex.ARXIV_SOURCE)
+        for place in (locations if isinstance(locations, list) else [])
+    )
+    return {
+        "primary_field": int(number) if number.isdigit() else None,
+        "on_arxiv": on_arxiv,
+        "published": paper.publication_date.isoformat() if paper.publication_date else None,
+        "listed_references": paper.reference_count,
+    }
+
+
 def _record_id(paper: Paper) -> str | None:
     return {
         Source.OPENALEX: paper.ids.openalex,
@@ -271,6 +294,7 @@ def _stage(con: duckdb.DuckDBPyConnection, kind: Kind, path: Path, tmp: Path) ->
                 "record_id": record_id,
                 "paper": orjson.Fragment(paper.model_dump_json()),
                 "ids": typed,
+                **(work_facets(row, paper) if kind is Kind.OPENALEX_WORKS else {}),
             }
             out.write(orjson.dumps(line) + b"\n")
     return staged

@@ -12,6 +12,8 @@ each side answered, for the card and ``gold_completeness``' notes.
 from __future__ import annotations
 
 import collections
+import dataclasses
+import datetime as dt
 import functools
 import threading
 from collections.abc import Callable, Sequence
@@ -20,12 +22,14 @@ from typing import Any
 import duckdb
 
 from inspire_build import ids
+from inspire_build.config import SplitConfig
 from inspire_build.errors import InvalidIdError
 from inspire_build.http import HttpClient
 from inspire_build.models import DatePrecision, Paper, Reference
-from inspire_build.sources import semanticscholar
+from inspire_build.sources import openalex, semanticscholar
 from inspire_build.tables import bulk as bulk_table
 
+_DAY = dt.timedelta(days=1)
 Fetch = Callable[[HttpClient, Sequence[str], dict[str, str]], dict[str, Paper | None]]
 
 # A fetch function's module -> the source its records come from in the bulk tables.
@@ -46,9 +50,41 @@ class BulkSource:
         self.served: collections.Counter[str] = collections.Counter()  # "openalex bulk", …
 
     @classmethod
-    def of(cls, con: duckdb.DuckDBPyConnection) -> BulkSource | None:
-        """A bulk source over ``con``'s bulk tables, or None when they hold nothing."""
-        return cls(con) if bulk_table.files(con) else None
+    def of(cls, con: duckdb.DuckDBPyConnection, enabled: bool = True) -> BulkSource | None:
+        """A bulk source over ``con``'s bulk tables, or None when they hold nothing (or the
+        ``bulk`` setting is off)."""
+        return cls(con) if enabled and bulk_table.files(con) else None
+
+    def candidates(
+        self, client: HttpClient, split: SplitConfig
+    ) -> tuple[list[Paper], dict[str, int]] | None:
+        """A split's candidate works: those the snapshot holds, tested as OpenAlex's filter
+        tests them, and, for the part of the window after the snapshot's release, those the
+        API lists. None when no snapshot works were ingested. Also returns how many each side
+        gave."""
+        release = bulk_table.newest_release(self._con, "openalex-works")
+        if release is None:
+            return None
+        held = [
+            Paper.model_validate_json(paper)
+            for paper in bulk_table.candidate_works(
+                self._con,
+                openalex.field_ids(split.fields),
+                split.start,
+                min(split.end, release),
+                split.min_references,
+            )
+        ]
+        newer: list[Paper] = []
+        if split.end > release:
+            after = split.model_copy(update={"start": max(split.start, release + _DAY)})
+            newer = openalex.list_works(client, openalex.candidate_filter(after))
+        listed = {w.ids.openalex for w in newer}
+        works = [w for w in held if w.ids.openalex not in listed] + newer
+        return works, {
+            f"openalex bulk {release}": len(works) - len(newer),
+            "openalex api": len(newer),
+        }
 
     def _count(self, what: str, number: int = 1) -> None:
         with self._lock:
@@ -78,9 +114,11 @@ class BulkSource:
         found = bulk_table.records_by_id(self._con, source, sorted(set(typed.values())))
         return {raw: _paper(*found[key]) for raw, key in typed.items() if key in found}
 
-    def references(self, lookup: str) -> list[Reference] | None:
+    def references(self, lookup: str) -> HeldList | None:
         """A paper's S2 reference list from the Datasets' citations, or None when the release
-        does not hold the paper (the API is asked then)."""
+        does not hold the paper (the API is asked then). A citation that names no cited paper
+        (the Datasets give no title for it, unlike the API) cannot be a reference: it is only
+        counted."""
         key = _typed(lookup)
         held = bulk_table.records_by_id(self._con, "s2", [key] if key else [])
         if key is None or key not in held:
@@ -93,10 +131,34 @@ class BulkSource:
             return None
         self._count("s2 references bulk")
         target = str(ids.parse_any_id(lookup))
-        return [
+        named = [row for row in rows if row[0] is not None]
+        references = [
             semanticscholar.parse_reference(_reference_item(*row), target, position)
-            for position, row in enumerate(rows)
+            for position, row in enumerate(named)
         ]
+        return HeldList(references, len(rows) - len(named), self._label("s2-citations"))
+
+    def labels(self, source: str, wanted: Sequence[str]) -> dict[str, str]:
+        """``"bulk <release>"`` for each ID in ``wanted`` the bulk tables hold a record of."""
+        held = self.records(source, wanted)
+        label = self._label(_KINDS[source])
+        return {raw: label for raw in held}
+
+    def _label(self, kind: str) -> str:
+        return f"bulk {bulk_table.newest_release(self._con, kind)}"
+
+
+# A source -> the kind of file its records come from.
+_KINDS = {"openalex": "openalex-works", "s2": "s2-papers", "arxiv": "arxiv-metadata"}
+
+
+@dataclasses.dataclass(frozen=True)
+class HeldList:
+    """An S2 reference list the bulk tables hold, and the citations in it that name no paper."""
+
+    references: list[Reference]
+    unidentified: int
+    label: str  # "bulk <release>"
 
 
 def _typed(raw: str) -> tuple[str, str] | None:
@@ -127,7 +189,7 @@ def _reference_item(
     abstract: str | None,
 ) -> dict[str, Any]:
     """A Datasets citation -> the Graph API's reference item, for ``parse_reference``."""
-    cited: dict[str, Any] = {"paperId": None}
+    cited: dict[str, Any] = {"paperId": None, "corpusId": cited_corpus}
     if paper is not None:
         record = Paper.model_validate_json(paper)
         day = record.publication_date if record.date_precision is DatePrecision.DAY else None

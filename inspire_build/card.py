@@ -87,6 +87,26 @@ def per_month_table(selected: Mapping[str, int], instances: Mapping[str, int]) -
     return [*lines, ""]
 
 
+def sources_section(served: Sequence[tuple[str, str, int, int]]) -> list[str]:
+    """Which side served each instance's target record and S2 reference list: the APIs or a
+    bulk release (``inspire snapshot ingest``)."""
+    lines = [
+        "## Sources",
+        "",
+        "| target's OpenAlex record | its S2 reference list | instances "
+        "| S2 citations naming no paper |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {oa} | {s2} | {n:,} | {u:,} |" for oa, s2, n, u in served]
+    if any(u for *_, u in served):
+        lines += [
+            "",
+            "The S2 Datasets give no title for a citation without a cited corpus ID (the API "
+            "does), so those are not references and their contexts are not used.",
+        ]
+    return [*lines, ""]
+
+
 def readings_line(readings: int | None) -> str:
     """How many times the grader read each reference (None: a version from before readings)."""
     if readings is None:

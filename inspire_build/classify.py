@@ -70,6 +70,10 @@ class TargetLineage:
     reason: str
     outcome: TargetOutcome = TargetOutcome.RESOLVED
     source_problems: str | None = None  # what the sources could not say about the target
+    # Which side served the target's record and its S2 list ("api", "bulk 2026-01-01"), and
+    # the S2 Datasets' citations of it that name no paper (no ID, no title: not a reference).
+    served_by: dict[str, str] = dataclasses.field(default_factory=dict)
+    unidentified: int = 0
 
     def counts(self) -> Counter[str]:
         return Counter(r.status.value for r in self.references)

@@ -141,9 +141,11 @@ class Settings(BaseSettings):
     concurrency: int = Field(default=4, ge=1, le=64)
     # Targets whose lineage is resolved together: a chunk's references are fetched in shared
     # batch requests, and its targets' LLM steps start while the next chunk's lineage is
-    # fetched. A paper two chunks share is written by each in turn, so the chunks shape a
-    # version (the config hash names this).
+    # fetched. The split does not depend on the size (tests/integration/test_chunking.py).
     chunk_size: int = Field(default=20, ge=1)
+    # Read records, reference lists and candidates from the bulk tables (`inspire snapshot
+    # ingest`) before asking the APIs, when they hold any files.
+    bulk: bool = True
 
     # Splits
     splits: dict[str, SplitConfig] = Field(default_factory=dict)

@@ -218,6 +218,7 @@ def dataset_card(
     selected, made = _months(con, split, version)
     lines += card.beside_paper(split, per_target, tiers, words, sum(selected.values()))
     lines += card.per_month_table(selected, made)
+    lines += card.sources_section(versions.served(con, version))
     readings = json.loads(str(row[2] or "{}")).get("grade_readings")
     lines += card.method_section(readings)
     return "\n".join(lines + boundary_section(report))

@@ -107,6 +107,8 @@ def _completeness_row(
         "dated": sum(1 for r in result.references if r.entry.ids and r.date),
         **{s.value: counts.get(s.value, 0) for s in ReferenceStatus},
         "sources": [s.value for s in sources],
+        "served_by": result.served_by,
+        "unidentified": result.unidentified,
         "updated_at": now,
     }
 

@@ -63,7 +63,7 @@ def lineage(
         window=(config.start, config.end),
         cutoff_offset=boundary_store.cutoff_offsets(con, settings),
         memo=memo,
-        bulk=BulkSource.of(con),
+        bulk=BulkSource.of(con, settings.bulk),
     )
     lineage_rows.write(con, results, selection.split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status is TargetStatus.CANDIDATE]

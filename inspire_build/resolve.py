@@ -78,6 +78,8 @@ class _Fetched:
     s2_lists: dict[str, list[Mention]] = dataclasses.field(default_factory=dict)
     memo: Memo = dataclasses.field(default_factory=Memo)
     bulk: BulkSource | None = None
+    served: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
+    unidentified: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def uses(self, source: Source) -> bool:
         return source in self.sources
@@ -86,9 +88,24 @@ class _Fetched:
         asked = self.bulk.fetching(fetch) if self.bulk is not None else fetch
         return self.memo.fetch(asked, self.client, wanted, self.failed)
 
-    def s2_references(self, lookup: str) -> list[Reference]:
+    def s2_references(self, raw: str, lookup: str) -> list[Reference]:
+        """A target's S2 reference list: the bulk citations', or else the API's."""
         held = self.bulk.references(lookup) if self.bulk is not None else None
-        return held if held is not None else semanticscholar.fetch_references(self.client, lookup)
+        if held is None:
+            self.served.setdefault(raw, {})["s2 references"] = "api"
+            return semanticscholar.fetch_references(self.client, lookup)
+        self.served.setdefault(raw, {})["s2 references"] = held.label
+        self.unidentified[raw] = held.unidentified
+        return held.references
+
+    def label_targets(self) -> None:
+        """Which side served each target's OpenAlex record (the bulk source answers first)."""
+        wanted = [_openalex_lookup_id([ids.parse_any_id(raw)]) for raw in self.target_ids]
+        held = self.bulk.labels("openalex", [w for w in wanted if w]) if self.bulk else {}
+        for raw, lookup in zip(self.target_ids, wanted, strict=True):
+            record = self.target_records.get(raw)
+            if record is not None or lookup:
+                self.served.setdefault(raw, {})["openalex"] = held.get(lookup or "", "api")
 
 
 def resolve_lineage(
@@ -135,16 +152,21 @@ def resolve_lineage(
         chosen = _existing_id(work.ids, existing or {}) or canonical_id(sorted(work.ids, key=str))
         work.paper_id = str(chosen)
     unreadable = {ids.parse_any_id(raw): why for raw, why in fetched.failed.items()}
+    fetched.label_targets()
     return [
-        classify(
-            raw,
-            fetched.works.current(fetched.target_works[raw]),  # it may have joined another work
-            merged[raw],
-            fetched.works,
-            target_dates.get(raw),
-            unreadable,
-            window,
-            cutoff_offset,
+        dataclasses.replace(
+            classify(
+                raw,
+                fetched.works.current(fetched.target_works[raw]),  # it may have joined another
+                merged[raw],
+                fetched.works,
+                target_dates.get(raw),
+                unreadable,
+                window,
+                cutoff_offset,
+            ),
+            served_by=dict(sorted(fetched.served.get(raw, {}).items())),
+            unidentified=fetched.unidentified.get(raw, 0),
         )
         for raw in target_ids
     ]
@@ -213,7 +235,7 @@ def _s2_reference_lists(
         if lookup is None:
             continue
         try:
-            references = fetched.s2_references(lookup)
+            references = fetched.s2_references(raw, lookup)
         except NotFound:
             continue
         except UnreadableBody as error:

@@ -1,5 +1,6 @@
-"""Target selection: a split's candidates from OpenAlex, a seeded sample of them stratified by
-month across the window, and a status with a reason for every candidate in ``targets``."""
+"""Target selection: a split's candidates from OpenAlex (from its snapshot, when one was
+ingested, and the API for the part of the window after it), a seeded sample of them stratified
+by month across the window, and a status with a reason for every candidate in ``targets``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 import duckdb
 
 from inspire_build import sampling, warehouse
+from inspire_build.bulk_source import BulkSource
 from inspire_build.config import Settings
 from inspire_build.http import HttpClient
 from inspire_build.models import Paper, TargetOutcome, TargetStatus
@@ -24,6 +26,7 @@ class Selection:
     selected: list[str]
     statuses: Counter[str]
     records: dict[str, Paper] = dataclasses.field(default_factory=dict)  # the selected ones
+    served: dict[str, int] = dataclasses.field(default_factory=dict)  # candidates, by source
 
 
 def select_targets(
@@ -41,7 +44,12 @@ def select_targets(
     """
     config = settings.split(split)
     limit = limit or config.limit
-    works = openalex.list_works(client, openalex.candidate_filter(config))
+    bulk = BulkSource.of(con, settings.bulk)
+    listed = bulk.candidates(client, config) if bulk is not None else None
+    if listed is None:
+        works = openalex.list_works(client, openalex.candidate_filter(config))
+        listed = works, {"openalex api": len(works)}
+    works, served = listed
     order = sampling.selection_order(
         [(w.ids.openalex or "", w.publication_date) for w in works], config.sample_seed
     )
@@ -81,7 +89,7 @@ def select_targets(
                 con, "targets", {"split": split, "paper_id": stale}, [], ["split", "paper_id"]
             )
         warehouse.upsert(con, "targets", rows, ["split", "paper_id"])
-    return Selection(split, len(works), selected, statuses, records)
+    return Selection(split, len(works), selected, statuses, records, served)
 
 
 def _canonical_ids(con: duckdb.DuckDBPyConnection, works: Sequence[Paper]) -> dict[str, str]:

@@ -22,7 +22,7 @@ CREATE TABLE bulk_ids(scheme VARCHAR, "value" VARCHAR, "source" VARCHAR, record_
 
 CREATE TABLE bulk_paper_ids(sha VARCHAR PRIMARY KEY, corpus_id BIGINT NOT NULL, is_primary BOOLEAN, file VARCHAR NOT NULL, "release" DATE);
 
-CREATE TABLE bulk_records("source" VARCHAR, record_id VARCHAR, paper JSON NOT NULL, file VARCHAR NOT NULL, "release" DATE, PRIMARY KEY("source", record_id));
+CREATE TABLE bulk_records("source" VARCHAR, record_id VARCHAR, paper JSON NOT NULL, file VARCHAR NOT NULL, "release" DATE, primary_field INTEGER, on_arxiv BOOLEAN, published DATE, listed_references INTEGER, PRIMARY KEY("source", record_id));
 
 CREATE TABLE corpus(paper_id VARCHAR PRIMARY KEY, title VARCHAR, abstract VARCHAR, "year" INTEGER, authors VARCHAR[], first_public_date DATE, date_precision VARCHAR, first_public_source VARCHAR, public_by DATE, records INTEGER NOT NULL, origin VARCHAR NOT NULL, added_at TIMESTAMP WITH TIME ZONE NOT NULL);
 
@@ -36,7 +36,7 @@ CREATE TABLE eval_runs(run_id VARCHAR PRIMARY KEY, version_id VARCHAR, "name" VA
 
 CREATE TABLE eval_scores(run_id VARCHAR, instance_id VARCHAR, metric VARCHAR, "value" DOUBLE, ci_low DOUBLE, ci_high DOUBLE, PRIMARY KEY(run_id, instance_id, metric));
 
-CREATE TABLE gold_completeness(target_id VARCHAR PRIMARY KEY, references_seen INTEGER NOT NULL, resolved INTEGER NOT NULL, dated INTEGER NOT NULL, eligible INTEGER NOT NULL, after_cutoff INTEGER NOT NULL, dated_after_target INTEGER NOT NULL, no_date INTEGER NOT NULL, unresolved INTEGER NOT NULL, self INTEGER NOT NULL, sources VARCHAR[] NOT NULL, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, not_antecedents INTEGER);
+CREATE TABLE gold_completeness(target_id VARCHAR PRIMARY KEY, references_seen INTEGER NOT NULL, resolved INTEGER NOT NULL, dated INTEGER NOT NULL, eligible INTEGER NOT NULL, after_cutoff INTEGER NOT NULL, dated_after_target INTEGER NOT NULL, no_date INTEGER NOT NULL, unresolved INTEGER NOT NULL, self INTEGER NOT NULL, sources VARCHAR[] NOT NULL, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, not_antecedents INTEGER, served_by JSON, unidentified INTEGER);
 
 CREATE TABLE grades(target_id VARCHAR, paper_id VARCHAR, tier INTEGER NOT NULL, "role" VARCHAR, rationale VARCHAR NOT NULL, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, CHECK((tier BETWEEN 0 AND 3)), CHECK((rationale != '')), PRIMARY KEY(target_id, paper_id), CHECK(((tier = 0) = ("role" IS NULL))));
 

@@ -1,7 +1,8 @@
 """A sandbox world as the bulk distributions publish it: the OpenAlex snapshot's works
 (``openalex/works/updated_date=R/part_NNN.gz``) and the S2 Datasets' ``papers``,
-``abstracts``, ``citations`` and ``paper-ids`` (``s2/R/<dataset>/part-NNN.jsonl.gz``), each
-record rendered exactly as the sandbox's APIs serve it. A build can then read the world from
+``abstracts``, ``citations`` and ``paper-ids`` (``s2/R/<dataset>/part-NNN.jsonl.gz``), and
+arXiv's metadata snapshot (``arxiv/R/arxiv-metadata-oai-snapshot.json``, every version dated),
+each record rendered as the sandbox's APIs serve it. A build can then read the world from
 bulk tables and be compared with one that asked the APIs.
 
 A record the APIs serve as a body that is not JSON (the "malformed" hostile kind) is left out:
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import email.utils
 import gzip
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,6 +56,7 @@ def write(world: World, folder: Path, release: dt.date, *, per_part: int = 5000)
     files += _parts(s2 / "citations", "part-{:03d}.jsonl.gz", iter(citations), per_part * 10)
     ids = ({"sha": r.s2, "corpusid": r.corpus_id, "primary": True} for r in records)
     files += _parts(s2 / "paper-ids", "part-{:03d}.jsonl.gz", ids, per_part)
+    files.append(_arxiv_snapshot(folder / "arxiv" / day, records))
     size = sum(f.stat().st_size for f in files)
     return Written(files, len(records), len(rows), len(citations), size)
 
@@ -108,3 +111,28 @@ def _citations(sandbox: Sandbox, records: list[Record]) -> Iterator[dict[str, An
                 "contexts": citation.contexts,
                 "intents": citation.intents,
             }
+
+
+def _arxiv_snapshot(folder: Path, records: list[Record]) -> Path:
+    """arXiv's metadata snapshot, one JSON line per paper, plain (Kaggle's file is not gzip)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "arxiv-metadata-oai-snapshot.json"
+    lines = (orjson.dumps(_arxiv_line(r)) + b"\n" for r in records if r.arxiv)
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def _arxiv_line(record: Record) -> dict[str, Any]:
+    def created(day: str) -> str:
+        noon = dt.datetime.fromisoformat(day).replace(hour=12, tzinfo=dt.UTC)
+        return email.utils.format_datetime(noon, usegmt=True)
+
+    return {
+        "id": record.arxiv,
+        "title": record.title,
+        "abstract": record.abstract,
+        "doi": record.doi if record.kind == "single" else None,  # as the Atom entry has it
+        "categories": " ".join(record.categories),
+        "versions": [{"version": f"v{n}", "created": created(d)} for n, d in record.arxiv_versions],
+        "journal-ref": None,
+    }

@@ -497,19 +497,24 @@ def candidate_filter(split: SplitConfig) -> str:
 
 def window_filter(fields: Sequence[str], start: dt.date, end: dt.date) -> str:
     """Works of these fields (names or ASJC numbers) published from ``start`` to ``end``."""
-    field_ids = []
-    for name in fields:
-        if name.isdigit():
-            field_ids.append(name)
-        elif name in FIELD_IDS:
-            field_ids.append(str(FIELD_IDS[name]))
-        else:
-            known = ", ".join(sorted(FIELD_IDS))
-            raise InputError(f"unknown OpenAlex field {name!r}; known fields: {known}")
     return ",".join(
         [
-            f"primary_topic.field.id:{'|'.join(field_ids)}",
+            f"primary_topic.field.id:{'|'.join(map(str, field_ids(fields)))}",
             f"from_publication_date:{start.isoformat()}",
             f"to_publication_date:{end.isoformat()}",
         ]
     )
+
+
+def field_ids(fields: Sequence[str]) -> list[int]:
+    """Field names or ASJC numbers -> the numbers, as ``primary_topic.field.id`` takes them."""
+    found = []
+    for name in fields:
+        if name.isdigit():
+            found.append(int(name))
+        elif name in FIELD_IDS:
+            found.append(FIELD_IDS[name])
+        else:
+            known = ", ".join(sorted(FIELD_IDS))
+            raise InputError(f"unknown OpenAlex field {name!r}; known fields: {known}")
+    return found

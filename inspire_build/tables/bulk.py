@@ -154,7 +154,8 @@ def _load_records(
     con.execute(
         "CREATE OR REPLACE TEMP TABLE staged AS SELECT * FROM read_json(?, "
         "format = 'newline_delimited', columns = {'source': 'VARCHAR', 'record_id': 'VARCHAR', "
-        "'paper': 'JSON', 'ids': 'VARCHAR[][]'})",
+        "'paper': 'JSON', 'ids': 'VARCHAR[][]', 'primary_field': 'INTEGER', "
+        "'on_arxiv': 'BOOLEAN', 'published': 'DATE', 'listed_references': 'INTEGER'})",
         [str(records)],
     )
     con.execute(
@@ -165,7 +166,7 @@ def _load_records(
     con.execute(
         "INSERT OR REPLACE INTO bulk_records "
         "SELECT DISTINCT ON (source, record_id) source, record_id, paper, ? AS file, "
-        "? AS release FROM staged",
+        "? AS release, primary_field, on_arxiv, published, listed_references FROM staged",
         [name, release],
     )
     con.execute(
@@ -223,3 +224,31 @@ def citations(con: duckdb.DuckDBPyConnection, corpus_id: int) -> list[tuple[Any,
         "WHERE c.citing_corpus_id = ? ORDER BY c.cited_corpus_id NULLS LAST, c.contexts",
         [corpus_id],
     ).fetchall()
+
+
+def newest_release(con: duckdb.DuckDBPyConnection, kind: str) -> dt.date | None:
+    """The newest release of the files of ``kind`` ingested, or None when there are none."""
+    row = con.execute("SELECT max(release) FROM bulk_files WHERE kind = ?", [kind]).fetchone()
+    return row[0] if row else None
+
+
+def candidate_works(
+    con: duckdb.DuckDBPyConnection,
+    field_ids: Sequence[int],
+    start: dt.date,
+    end: dt.date,
+    min_references: int,
+) -> list[str]:
+    """The Paper JSON of the OpenAlex works a split's candidate filter takes (openalex.py's
+    ``candidate_filter``), tested as OpenAlex tests it, by work ID."""
+    rows = (
+        con.cursor()
+        .execute(
+            "SELECT paper FROM bulk_records WHERE source = 'openalex' AND primary_field IN "
+            "(SELECT unnest(?)) AND published BETWEEN ? AND ? AND on_arxiv "
+            "AND coalesce(listed_references, 0) >= ? ORDER BY record_id",
+            [list(field_ids), start, end, min_references],
+        )
+        .fetchall()
+    )
+    return [str(r[0]) for r in rows]

@@ -245,3 +245,17 @@ def months(con: duckdb.DuckDBPyConnection, split: str, version: str) -> tuple[li
         [split, version],
     ).fetchall()
     return [day for (day,) in selected], [day for (day,) in made]
+
+
+def served(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple[str, str, int, int]]:
+    """Per pair of sides that served an instance's target (its OpenAlex record, its S2 list:
+    ``api`` or ``bulk <release>``): the instances, and the S2 citations left unidentified."""
+    rows = con.execute(
+        "SELECT coalesce(g.served_by->>'openalex', 'api'), "
+        "coalesce(g.served_by->>'s2 references', 'none'), count(*), "
+        "coalesce(sum(g.unidentified), 0) FROM instances i "
+        "JOIN gold_completeness g ON g.target_id = i.target_id WHERE i.version_id = ? "
+        "GROUP BY ALL ORDER BY 1, 2",
+        [version],
+    ).fetchall()
+    return [(str(a), str(b), int(n), int(u)) for a, b, n, u in rows]

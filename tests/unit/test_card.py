@@ -28,6 +28,14 @@ def test_targets_per_month() -> None:
     assert lines[4:6] == ["| 2025-01 | 3 | 2 |", "| 2025-02 | 1 | 0 |"]
 
 
+def test_the_sources_section_says_which_side_served_what() -> None:
+    api = card.sources_section([("api", "api", 12, 0)])
+    assert api[4:] == ["| api | api | 12 | 0 |", ""]
+    bulk = "\n".join(card.sources_section([("bulk 2027-01-01", "bulk 2027-01-01", 3, 7)]))
+    assert "| bulk 2027-01-01 | bulk 2027-01-01 | 3 | 7 |" in bulk
+    assert "give no title for a citation without a cited corpus ID" in bulk
+
+
 def test_the_card_explains_the_rubric_tier_zero_and_the_redaction_rules() -> None:
     text = "\n".join(card.method_section())
     assert "**T3**" in text and "**0** if it is not an antecedent" in text
