@@ -45,7 +45,7 @@ from sandbox_speed import free_port, wait_until_up
 
 from inspire_build import warehouse
 from inspire_build.resolve import lower_bound, resolve_lineage
-from inspire_build.sandbox import server, world
+from inspire_build.sandbox import bulk_files, server, world
 from inspire_build.selection import select_targets
 from inspire_build.sources import make_client
 
@@ -214,13 +214,17 @@ def measure(
     llm: str = "rules",
     llm_latency_s: float = 0.0,
     llm_concurrency: int = 8,
+    bulk_release: dt.date | None = None,
 ) -> Measured:
-    """Build ``targets`` eval targets of a ``papers``-record world, cold and then warm."""
+    """Build ``targets`` eval targets of a ``papers``-record world, cold and then warm; with
+    ``bulk_release``, the world's bulk files (sandbox/bulk_files.py) are ingested first."""
     generated = world.generate(world.WorldConfig(seed=seed, papers=papers))
     bound = _bound(generated, targets)
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         world.write(generated, root / "world")
+        if bulk_release is not None:
+            _ingest_bulk(generated, root, bulk_release)
         port, prefect_port = free_port(), free_port()
         base, api_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{prefect_port}/api"
         env = {
@@ -262,6 +266,15 @@ def measure(
     return Measured(
         targets, bound, time_scale, prefect_start, cold, warm, llm_latency_s, llm_concurrency
     )
+
+
+def _ingest_bulk(generated: world.World, root: Path, release: dt.date) -> None:
+    bulk_files.write(generated, root / "dumps", release, per_part=2000)
+    subprocess.run(
+        [sys.executable, "-m", "inspire_build", "--warehouse", str(root / "w.duckdb"), "snapshot",
+         "ingest", str(root / "dumps")],
+        check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def _wait_for_prefect(api_url: str) -> None:

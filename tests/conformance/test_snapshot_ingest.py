@@ -83,6 +83,16 @@ def test_snapshot_parts_and_s2_samples_ingest_as_the_parsers_read_them(
     )
     assert article.ids.doi == "10.1371/journal.pone.0000030"
     assert len(article.referenced_works or ()) == 76
+    con = duckdb.connect(str(db), read_only=True)
+    facets = con.execute(
+        "SELECT record_id, primary_field, on_arxiv, published::VARCHAR, listed_references "
+        "FROM bulk_records WHERE record_id IN ('W9783904', 'W6885490810') ORDER BY 1"
+    ).fetchall()
+    con.close()
+    assert facets == [  # what the candidate filter tests, from the recordings by hand
+        ("W6885490810", None, False, "2015-12-02", 0),  # no primary topic
+        ("W9783904", 17, False, "2012-01-01", 14),
+    ]
     papers = _papers(db, "s2")
     assert len(papers) == 100
     first = json.loads((S2_DATASETS / "papers" / "papers-sample.jsonl").read_text().splitlines()[0])

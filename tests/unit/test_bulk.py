@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from inspire_build import bulk
 from inspire_build.bulk import Kind, expand, kind_of, release_of
 from inspire_build.errors import InputError
 
@@ -55,3 +56,27 @@ def test_expand_orders_by_release_then_path(tmp_path: Path) -> None:
         expand([str(tmp_path / "*.parquet")])
     with pytest.raises(InputError, match="no such file"):
         expand([str(tmp_path / "missing")])
+
+
+def test_work_facets_read_the_filter_fields_as_openalex_does() -> None:
+    row = {
+        "id": '"https://openalex.org/W1"',
+        "publication_date": '"2025-03-04"',
+        "primary_topic": '{"field": {"id": "https://openalex.org/fields/17"}}',
+        "locations": '[{"source": null}, {"source": {"id": "https://openalex.org/S4306400194"}}]',
+        "referenced_works_count": "12",
+    }
+    paper = bulk.openalex_paper(row)
+    assert bulk.work_facets(row, paper) == {
+        "primary_field": 17,
+        "on_arxiv": True,
+        "published": "2025-03-04",
+        "listed_references": 12,
+    }
+    bare = {"id": '"https://openalex.org/W2"', "locations": '"not a list"'}
+    assert bulk.work_facets(bare, bulk.openalex_paper(bare)) == {
+        "primary_field": None,
+        "on_arxiv": False,
+        "published": None,
+        "listed_references": None,
+    }

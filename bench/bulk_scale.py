@@ -1,0 +1,224 @@
+"""Bulk data at scale: ingest throughput on a generated snapshot, and a build from the bulk
+tables against the same build from the APIs.
+
+Run: .venv/bin/python bench/bulk_scale.py [--ingest-mb 1024] [--targets 200] [--papers 8000]
+[--time-scale 20]
+
+- **Ingest.** A sandbox world's OpenAlex works and S2 citations, copied with fresh IDs until the
+  gzip parts reach ``--ingest-mb`` MB, then ``inspire snapshot ingest`` (a subprocess) over them:
+  rows/s and MB/s per kind, the warehouse's size, and a rerun that skips every file.
+- **Bulk against API.** ``bench/build.py``'s cold build of ``--targets`` eval targets, once
+  from the APIs and once after the world's bulk files were ingested: API calls and wall time.
+
+Nothing is asserted. Ends with one JSON line of the named figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from build import measure
+from inspire_build.sandbox import world
+from inspire_build.sandbox.server import Sandbox, SandboxConfig
+
+RELEASE = dt.date(2027, 1, 1)
+PART_MB = 64  # uncompressed bytes per part, about as the real snapshot's parts are cut
+
+
+def _copies(generated: world.World) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Endless copies of the world's works and citations, each copy with IDs of its own."""
+    sandbox = Sandbox(generated, SandboxConfig())
+    records = [r for r in generated.records if r.hostile is None]
+    works = [sandbox.work(r) for r in records]
+    cites = [
+        (r.corpus_id, sandbox.by_key[c.cites].corpus_id, c.influential, c.contexts, c.intents)
+        for r in records
+        for c in r.references
+    ]
+    copy = 0
+    while True:
+        copy += 1
+        shift = copy * 10**9
+        yield (
+            "works",
+            [
+                {**w, "id": f"{w['id']}{copy:03d}", "doi": f"https://doi.org/10.9999/c{copy}.{i}"}
+                for i, w in enumerate(works)
+            ],
+        )
+        yield (
+            "citations",
+            [
+                {
+                    "citingcorpusid": str(a + shift),
+                    "citedcorpusid": str(b + shift),
+                    "isinfluential": inf,
+                    "contexts": ctx,
+                    "intents": its,
+                }
+                for a, b, inf, ctx, its in cites
+            ],
+        )
+
+
+def generate(folder: Path, target_mb: float, papers: int) -> dict[str, int]:
+    """Gzip parts under ``folder`` (OpenAlex ``works`` and S2 ``citations``) until they hold
+    ``target_mb`` MB; returns the bytes written and rows per kind."""
+    generated = world.generate(world.WorldConfig(seed=0, papers=papers))
+    out = {
+        "works": folder / "openalex" / "works" / f"updated_date={RELEASE}",
+        "citations": folder / "s2" / RELEASE.isoformat() / "citations",
+    }
+    for path in out.values():
+        path.mkdir(parents=True)
+    written, rows = 0, {"works": 0, "citations": 0}
+    parts = {"works": 0, "citations": 0}
+    buffers: dict[str, list[bytes]] = {"works": [], "citations": []}
+    for kind, batch in _copies(generated):
+        buffers[kind] += [orjson.dumps(row) + b"\n" for row in batch]
+        rows[kind] += len(batch)
+        if sum(map(len, buffers[kind])) >= PART_MB * 1e6:
+            written += _flush(out[kind], kind, parts, buffers)
+        if written >= target_mb * 1e6:
+            break
+    for kind in buffers:
+        if buffers[kind]:
+            written += _flush(out[kind], kind, parts, buffers)
+    return {"bytes": written, **rows}
+
+
+def _flush(folder: Path, kind: str, parts: dict[str, int], buffers: dict[str, list[bytes]]) -> int:
+    name = f"part_{parts[kind]:03d}.gz" if kind == "works" else f"part-{parts[kind]:03d}.jsonl.gz"
+    path = folder / name
+    path.write_bytes(gzip.compress(b"".join(buffers[kind]), compresslevel=6))
+    parts[kind] += 1
+    buffers[kind] = []
+    return path.stat().st_size
+
+
+def ingest(folder: Path, warehouse: Path) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "inspire_build", "--warehouse", str(warehouse), "snapshot",
+         "ingest", str(folder)],
+        capture_output=True, text=True, check=False, env={**os.environ},
+    )  # fmt: skip
+    if done.returncode:
+        raise SystemExit(f"snapshot ingest failed ({done.returncode}): {done.stderr[-2000:]}")
+    return time.perf_counter() - started, done.stdout
+
+
+def per_kind(stdout: str) -> dict[str, dict[str, float]]:
+    """Sum the per-file lines of ``snapshot ingest`` by kind: rows, MB, seconds."""
+    sums: dict[str, dict[str, float]] = {}
+    for line in stdout.splitlines():
+        if ": openalex-works, " not in line and ": s2-citations, " not in line:
+            continue
+        kind = "openalex-works" if "openalex-works" in line else "s2-citations"
+        tail = line.split(f"{kind}, ", 1)[1]
+        rows = float(tail.split(" rows")[0].replace(",", ""))
+        mb = float(tail.split("rows, ")[1].split(" MB")[0])
+        seconds = float(tail.split(" MB in ")[1].split(" s")[0])
+        entry = sums.setdefault(kind, {"rows": 0.0, "mb": 0.0, "seconds": 0.0})
+        entry["rows"] += rows
+        entry["mb"] += mb
+        entry["seconds"] += seconds
+    return sums
+
+
+def ingest_row(target_mb: float, papers: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="inspire-bulk-bench-") as tmp:
+        root = Path(tmp)
+        started = time.perf_counter()
+        made = generate(root / "dumps", target_mb, papers)
+        print(
+            f"generated {made['bytes'] / 1e6:,.0f} MB of gzip parts ({made['works']:,} works, "
+            f"{made['citations']:,} citations) in {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
+        wall, stdout = ingest(root / "dumps", root / "w.duckdb")
+        kinds = per_kind(stdout)
+        size = (root / "w.duckdb").stat().st_size
+        rerun, again = ingest(root / "dumps", root / "w.duckdb")
+    figures: dict[str, Any] = {
+        "ingest_gz_mb": round(made["bytes"] / 1e6, 1),
+        "ingest_wall_s": round(wall, 1),
+        "ingest_mb_per_s": round(made["bytes"] / 1e6 / wall, 2),
+        "warehouse_mb": round(size / 1e6, 1),
+        "ingest_rerun_s": round(rerun, 1),
+        "ingest_rerun_skipped": again.count("already in"),
+    }
+    for kind, entry in sorted(kinds.items()):
+        key = kind.replace("-", "_")
+        figures[f"{key}_rows_per_s"] = round(entry["rows"] / max(entry["seconds"], 1e-9))
+        figures[f"{key}_mb_per_s"] = round(entry["mb"] / max(entry["seconds"], 1e-9), 2)
+    for kind, entry in sorted(kinds.items()):
+        print(
+            f"  {kind:15} {entry['rows']:>12,.0f} rows {entry['mb']:>8,.0f} MB "
+            f"{entry['seconds']:>7.1f} s  {entry['rows'] / entry['seconds']:>9,.0f} rows/s "
+            f"{entry['mb'] / entry['seconds']:>6.1f} MB/s"
+        )
+    print(
+        f"ingest: {figures['ingest_wall_s']} s for {figures['ingest_gz_mb']} MB "
+        f"({figures['ingest_mb_per_s']} MB/s of gzip); warehouse {figures['warehouse_mb']} MB; "
+        f"rerun {figures['ingest_rerun_s']} s, {figures['ingest_rerun_skipped']} files skipped"
+    )
+    return figures
+
+
+def build_row(papers: int, targets: int, time_scale: float) -> dict[str, Any]:
+    """The same cold build from the APIs and from the bulk tables, side by side."""
+    api = measure(papers, targets, time_scale)
+    held = measure(papers, targets, time_scale, bulk_release=RELEASE)
+    api_calls, bulk_calls = sum(api.cold.calls.values()), sum(held.cold.calls.values())
+    print(f"{'build':10} {'OpenAlex':>8} {'S2':>6} {'arXiv':>6} {'calls':>6} {'wall s':>7}")
+    for name, run in (("api", api.cold), ("bulk", held.cold)):
+        print(
+            f"{name:10} {run.calls['openalex']:8d} {run.calls['s2']:6d} {run.calls['arxiv']:6d} "
+            f"{sum(run.calls.values()):6d} {run.wall_s:7.1f}"
+        )
+    share = bulk_calls / api_calls if api_calls else float("nan")
+    print(
+        f"bulk/api calls: {share:.3f} (goal <= 0.05); "
+        f"wall {held.cold.wall_s / api.cold.wall_s:.2f}x"
+    )
+    return {
+        "build_targets": targets,
+        "api_calls": api_calls,
+        "bulk_calls": bulk_calls,
+        "bulk_call_share": round(share, 4),
+        "api_wall_s": round(api.cold.wall_s, 1),
+        "bulk_wall_s": round(held.cold.wall_s, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--ingest-mb", type=float, default=1024.0, help="0 skips the ingest row")
+    parser.add_argument("--targets", type=int, default=200, help="0 skips the build row")
+    parser.add_argument("--papers", type=int, default=8000)
+    parser.add_argument("--time-scale", type=float, default=20.0)
+    args = parser.parse_args()
+    figures: dict[str, Any] = {}
+    if args.targets:
+        figures |= build_row(args.papers, args.targets, args.time_scale)
+    if args.ingest_mb:
+        figures |= ingest_row(args.ingest_mb, min(args.papers, 2000))
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
