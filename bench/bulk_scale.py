@@ -6,7 +6,9 @@ Run: .venv/bin/python bench/bulk_scale.py [--ingest-mb 1024] [--targets 200] [--
 
 - **Ingest.** A sandbox world's OpenAlex works and S2 citations, copied with fresh IDs until the
   gzip parts reach ``--ingest-mb`` MB, then ``inspire snapshot ingest`` (a subprocess) over them:
-  rows/s and MB/s per kind, the warehouse's size, and a rerun that skips every file.
+  rows/s and MB/s per kind with ``--jobs`` parsing processes, against the same files ingested
+  with one (the bound it is measured beside), the warehouse's size, and a rerun that skips
+  every file.
 - **Bulk against API.** ``bench/build.py``'s cold build of ``--targets`` eval targets, once
   from the APIs and once after the world's bulk files were ingested: API calls and wall time.
 
@@ -109,11 +111,11 @@ def _flush(folder: Path, kind: str, parts: dict[str, int], buffers: dict[str, li
     return path.stat().st_size
 
 
-def ingest(folder: Path, warehouse: Path) -> tuple[float, str]:
+def ingest(folder: Path, warehouse: Path, jobs: int) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "inspire_build", "--warehouse", str(warehouse), "snapshot",
-         "ingest", str(folder)],
+         "ingest", str(folder), "--jobs", str(jobs)],
         capture_output=True, text=True, check=False, env={**os.environ},
     )  # fmt: skip
     if done.returncode:
@@ -139,7 +141,7 @@ def per_kind(stdout: str) -> dict[str, dict[str, float]]:
     return sums
 
 
-def ingest_row(target_mb: float, papers: int) -> dict[str, Any]:
+def ingest_row(target_mb: float, papers: int, jobs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="inspire-bulk-bench-") as tmp:
         root = Path(tmp)
         started = time.perf_counter()
@@ -149,13 +151,18 @@ def ingest_row(target_mb: float, papers: int) -> dict[str, Any]:
             f"{made['citations']:,} citations) in {time.perf_counter() - started:.0f} s",
             flush=True,
         )
-        wall, stdout = ingest(root / "dumps", root / "w.duckdb")
+        one, _ = ingest(root / "dumps", root / "one.duckdb", 1)  # the bound: one process
+        (root / "one.duckdb").unlink()
+        wall, stdout = ingest(root / "dumps", root / "w.duckdb", jobs)
         kinds = per_kind(stdout)
         size = (root / "w.duckdb").stat().st_size
-        rerun, again = ingest(root / "dumps", root / "w.duckdb")
+        rerun, again = ingest(root / "dumps", root / "w.duckdb", jobs)
     figures: dict[str, Any] = {
         "ingest_gz_mb": round(made["bytes"] / 1e6, 1),
+        "ingest_jobs": jobs,
         "ingest_wall_s": round(wall, 1),
+        "ingest_one_process_s": round(one, 1),
+        "ingest_speedup": round(one / wall, 2),
         "ingest_mb_per_s": round(made["bytes"] / 1e6 / wall, 2),
         "warehouse_mb": round(size / 1e6, 1),
         "ingest_rerun_s": round(rerun, 1),
@@ -171,6 +178,10 @@ def ingest_row(target_mb: float, papers: int) -> dict[str, Any]:
             f"{entry['seconds']:>7.1f} s  {entry['rows'] / entry['seconds']:>9,.0f} rows/s "
             f"{entry['mb'] / entry['seconds']:>6.1f} MB/s"
         )
+    print(
+        f"ingest with --jobs {jobs}: {figures['ingest_wall_s']} s against "
+        f"{figures['ingest_one_process_s']} s with --jobs 1 ({figures['ingest_speedup']}x)"
+    )
     print(
         f"ingest: {figures['ingest_wall_s']} s for {figures['ingest_gz_mb']} MB "
         f"({figures['ingest_mb_per_s']} MB/s of gzip); warehouse {figures['warehouse_mb']} MB; "
@@ -211,12 +222,13 @@ def main() -> None:
     parser.add_argument("--targets", type=int, default=200, help="0 skips the build row")
     parser.add_argument("--papers", type=int, default=8000)
     parser.add_argument("--time-scale", type=float, default=20.0)
+    parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
     args = parser.parse_args()
     figures: dict[str, Any] = {}
     if args.targets:
         figures |= build_row(args.papers, args.targets, args.time_scale)
     if args.ingest_mb:
-        figures |= ingest_row(args.ingest_mb, min(args.papers, 2000))
+        figures |= ingest_row(args.ingest_mb, min(args.papers, 2000), args.jobs)
     print(json.dumps(figures))
 
 

@@ -16,12 +16,15 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import gzip
+import itertools
 import json
+import multiprocessing
 import re
 import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -217,9 +220,12 @@ def ingest(
     kind: Kind | None = None,
     release: dt.date | None = None,
     say: Callable[[Ingested], None] | None = None,
+    jobs: int = 1,
 ) -> list[Ingested]:
-    """Ingest every file under ``paths``, each in its own transaction; ``say`` hears of each
-    as it ends. ``kind`` and ``release`` stand in for what a path does not name."""
+    """Ingest every file under ``paths``, each in its own transaction and in release order;
+    ``say`` hears of each as it ends. ``kind`` and ``release`` stand in for what a path does not
+    name. With ``jobs`` > 1, worker processes read and parse the next files while this one
+    writes (parsing, not DuckDB, bounds works: 0.3 ms each)."""
     planned = [(path, kind or kind_of(path), release_of(path) or release) for path in expand(paths)]
     undated = [str(path) for path, _, day in planned if day is None]
     if undated:
@@ -227,41 +233,106 @@ def ingest(
             f"no release date for {', '.join(undated[:3])}{' …' if len(undated) > 3 else ''}: "
             "its path names none (updated_date=YYYY-MM-DD, or a YYYY-MM-DD folder); pass --release"
         )
+    held = {str(p.resolve()): bulk_table.done_file(con, str(p.resolve())) for p, _, _ in planned}
+    todo = [i for i, (p, _, _) in enumerate(planned) if held[str(p.resolve())] != _stat(p)]
     done = []
-    for path, kind_, day in planned:
-        result = _ingest_file(con, path, kind_, day)
-        done.append(result)
-        if say is not None:
-            say(result)
+    with tempfile.TemporaryDirectory(prefix="inspire-bulk-") as tmp, _Stager(jobs, tmp) as stager:
+        for position, (path, kind_, day) in enumerate(planned):
+            stager.ahead([planned[i][:2] for i in todo if i >= position][: max(jobs, 1) + 1])
+            if position in todo:
+                result = _ingest_file(con, path, kind_, day, stager.staged(path, kind_))
+            else:
+                rows = next(r[3] for r in bulk_table.files(con) if r[0] == str(path.resolve()))
+                result = Ingested(path, kind_, day, int(rows), path.stat().st_size, 0.0, True)
+            done.append(result)
+            if say is not None:
+                say(result)
     return done
 
 
-def _ingest_file(
-    con: duckdb.DuckDBPyConnection, path: Path, kind: Kind, release: dt.date | None
-) -> Ingested:
-    name, stat = str(path.resolve()), path.stat()
-    if bulk_table.done_file(con, name) == (stat.st_size, stat.st_mtime_ns):
-        rows = next(r[3] for r in bulk_table.files(con) if r[0] == name)
-        return Ingested(path, kind, release, int(rows), stat.st_size, 0.0, skipped=True)
+def _stat(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+class _Stager:
+    """Reads and parses files into staged JSON Lines: in this process (``jobs`` 1), or in a
+    pool of ``jobs`` spawned processes, a few files ahead of the one being written."""
+
+    def __init__(self, jobs: int, folder: str) -> None:
+        self._folder, self._futures = folder, dict[Path, Any]()
+        self._names = itertools.count()  # a staged file's name; never reused while it waits
+        context = multiprocessing.get_context("spawn")  # never fork a process holding DuckDB
+        self._pool = ProcessPoolExecutor(jobs, mp_context=context) if jobs > 1 else None
+
+    def __enter__(self) -> _Stager:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def ahead(self, files: Sequence[tuple[Path, Kind]]) -> None:
+        for path, kind in files:
+            if self._pool is not None and path not in self._futures:
+                target = str(Path(self._folder) / f"{next(self._names)}.jsonl")
+                self._futures[path] = self._pool.submit(stage_file, kind, path, target)
+
+    def staged(self, path: Path, kind: Kind) -> tuple[Path | None, float]:
+        """The file checked whole and, for the kinds parsed in Python, staged; and the seconds
+        that took. A bad file raises DataFileError, naming it."""
+        future = self._futures.pop(path, None)
+        if future is not None:
+            result: tuple[Path | None, float] = future.result()
+            return result
+        return stage_file(kind, path, str(Path(self._folder) / "inline.jsonl"))
+
+
+def stage_file(kind: Kind, path: Path, target: str) -> tuple[Path | None, float]:
+    """Check ``path`` whole and parse its records into ``target`` (None for the kinds DuckDB
+    loads itself); returns that and the seconds taken. Runs in a worker process too, so it opens
+    only an in-memory DuckDB."""
     started = time.monotonic()
     _check_whole(path)
+    staged = None
+    if kind not in _SQL_KINDS:
+        reader = duckdb.connect()
+        try:
+            staged = _stage(reader, kind, path, Path(target))
+        except duckdb.Error as error:
+            raise DataFileError(f"{path}: cannot read it, nothing of it kept ({error})") from None
+        finally:
+            reader.close()
+    return staged, time.monotonic() - started
+
+
+def _ingest_file(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    kind: Kind,
+    release: dt.date | None,
+    staged: tuple[Path | None, float],
+) -> Ingested:
+    started = time.monotonic()
+    name, (size, modified) = str(path.resolve()), _stat(path)
+    records, stage_s = staged
     file_row = {
         "path": name,
         "kind": kind.value,
         "release": release,
-        "bytes": stat.st_size,
-        "modified_ns": stat.st_mtime_ns,
-        "seconds": 0.0,
+        "bytes": size,
+        "modified_ns": modified,
+        "seconds": stage_s,
         "ingested_at": dt.datetime.now(dt.UTC),
     }
     try:
-        with tempfile.TemporaryDirectory(prefix="inspire-bulk-") as tmp:
-            staged = _stage(con, kind, path, Path(tmp)) if kind not in _SQL_KINDS else None
-            file_row["seconds"] = time.monotonic() - started
-            rows = bulk_table.replace_file(con, kind.value, Path(name), release, staged, file_row)
+        rows = bulk_table.replace_file(con, kind.value, Path(name), release, records, file_row)
     except duckdb.Error as error:
         raise DataFileError(f"{path}: cannot ingest it, nothing of it kept ({error})") from None
-    return Ingested(path, kind, release, rows, stat.st_size, time.monotonic() - started)
+    finally:
+        if records is not None:
+            records.unlink(missing_ok=True)
+    return Ingested(path, kind, release, rows, size, stage_s + time.monotonic() - started)
 
 
 _SQL_KINDS = {Kind.S2_ABSTRACTS, Kind.S2_CITATIONS, Kind.S2_PAPER_IDS}
@@ -272,10 +343,9 @@ _PARSERS: dict[Kind, Callable[[Mapping[str, str | None]], Paper]] = {
 }
 
 
-def _stage(con: duckdb.DuckDBPyConnection, kind: Kind, path: Path, tmp: Path) -> Path:
+def _stage(con: duckdb.DuckDBPyConnection, kind: Kind, path: Path, staged: Path) -> Path:
     """The file's records parsed, as JSON Lines for DuckDB to load: (source, record_id, paper,
     ids). A line the parser cannot read at all is refused with its number."""
-    staged = tmp / "records.jsonl"
     parse = _PARSERS[kind]
     with staged.open("wb") as out:
         for number, row in enumerate(bulk_table.read_rows(con, kind.value, path), 1):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -124,6 +125,15 @@ def snapshot_ingest(
             "--release", help="Release date (YYYY-MM-DD), where the path does not name one."
         ),
     ] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            min=1,
+            help="Processes that read and parse the next files while one is written "
+            "(default: the CPUs, at most 4; 1 parses in this process).",
+        ),
+    ] = min(4, os.cpu_count() or 1),
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Ingest bulk distributions into the bulk tables, one transaction per file: a rerun skips
@@ -132,7 +142,7 @@ def snapshot_ingest(
     released = _release(release)
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path, create=True)) as con:
         done = bulk.ingest(
-            con, paths, kind=kind, release=released, say=lambda r: out.print(r.line())
+            con, paths, kind=kind, release=released, say=lambda r: out.print(r.line()), jobs=jobs
         )
     new = [r for r in done if not r.skipped]
     seconds = sum(r.seconds for r in new)

@@ -5,6 +5,7 @@ same record; a truncated part is refused by name, with the earlier parts' rows i
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
 from pathlib import Path
@@ -14,7 +15,7 @@ import duckdb
 import pytest
 import yaml
 
-from inspire_build import bulk
+from inspire_build import bulk, warehouse
 from inspire_build.models import Paper
 from inspire_build.sources import openalex, semanticscholar
 from tests.conformance.conftest import REAL
@@ -22,6 +23,7 @@ from tests.conftest import run_inspire
 
 WORKS = REAL / "openalex" / "single_works"
 S2_DATASETS = REAL / "s2-datasets"
+RELEASE = dt.date(2023, 12, 19)  # the S2 samples' folder names none
 
 
 def _recorded_works() -> list[dict[str, Any]]:
@@ -143,3 +145,18 @@ def test_s2_records_match_the_graph_apis_parse_of_the_same_fields() -> None:
     }
     row = {k: json.dumps(v) for k, v in line.items()}
     assert bulk.s2_paper(row) == semanticscholar.parse_paper(api_shaped)
+
+
+def test_parsing_in_worker_processes_gives_the_same_records(tmp_path: Path, snapshot: Path) -> None:
+    held = {}
+    for jobs in (1, 2):
+        con = duckdb.connect(str(tmp_path / f"{jobs}.duckdb"))
+        warehouse.migrate(con)
+        done = bulk.ingest(con, [str(snapshot), str(S2_DATASETS)], release=RELEASE, jobs=jobs)
+        assert [r.rows for r in done if r.kind is bulk.Kind.OPENALEX_WORKS] == [12, 11]
+        held[jobs] = con.execute(
+            "SELECT source, record_id, paper, primary_field, published FROM bulk_records "
+            "ORDER BY 1, 2"
+        ).fetchall()
+        con.close()
+    assert len(held[1]) == 23 + 100 and held[1] == held[2]
