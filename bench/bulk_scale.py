@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from build import measure
+
 from inspire_build.sandbox import world
 from inspire_build.sandbox.server import Sandbox, SandboxConfig
 
