@@ -65,24 +65,40 @@ COLUMNS: dict[str, dict[str, str]] = {
     "s2-paper-ids": {"sha": "VARCHAR", "corpusid": "BIGINT", "primary": "BOOLEAN"},
 }
 
-# The kinds DuckDB loads whole, in SQL: the table, and its columns from the file's.
-_LOADED = {
-    "s2-abstracts": ("bulk_abstracts", "corpusid, abstract"),
-    "s2-citations": (
-        "bulk_citations",
-        "citingcorpusid, citedcorpusid, isinfluential, contexts, intents",
-    ),
-    "s2-paper-ids": ("bulk_paper_ids", 'sha, corpusid, "primary"'),
-}
 
-
-def _reader(kind: str) -> str:
-    columns = ", ".join(f"'{name}': '{kind_}'" for name, kind_ in COLUMNS[kind].items())
+def _reader(columns: Mapping[str, str]) -> str:
+    listed = ", ".join(f"'{name}': '{type_}'" for name, type_ in columns.items())
     # a snapshot's `updated_date=…` folder is not a column of its works
     return (
-        f"read_json(?, format = 'newline_delimited', columns = {{{columns}}}, "
+        f"read_json(?, format = 'newline_delimited', columns = {{{listed}}}, "
         "hive_partitioning = false)"
     )
+
+
+# Every statement that reads a file, built once here from this module's own constants: no value
+# from a caller or a file enters the SQL text, the file's path is bound.
+_READ = {kind: f"SELECT * FROM {_reader(columns)}" for kind, columns in COLUMNS.items()}  # noqa: S608
+# The kinds DuckDB loads whole, in SQL: the statement, with the file's provenance bound.
+_INSERTS = {
+    "s2-abstracts": "INSERT INTO bulk_abstracts SELECT corpusid, abstract",
+    "s2-citations": "INSERT INTO bulk_citations SELECT citingcorpusid, citedcorpusid, "
+    "isinfluential, contexts, intents",
+    "s2-paper-ids": 'INSERT INTO bulk_paper_ids SELECT sha, corpusid, "primary"',
+}
+_LOAD = {
+    kind: f"{insert}, ? AS file, ? AS release FROM {_reader(COLUMNS[kind])}"  # noqa: S608
+    for kind, insert in _INSERTS.items()
+}
+# What an earlier ingest of a file wrote, in the order that keeps bulk_ids' subquery answerable.
+_FORGET = (
+    "DELETE FROM bulk_ids WHERE (source, record_id) IN "
+    "(SELECT (source, record_id) FROM bulk_records WHERE file = ?)",
+    "DELETE FROM bulk_records WHERE file = ?",
+    "DELETE FROM bulk_abstracts WHERE file = ?",
+    "DELETE FROM bulk_citations WHERE file = ?",
+    "DELETE FROM bulk_paper_ids WHERE file = ?",
+    "DELETE FROM bulk_files WHERE path = ?",
+)
 
 
 def read_rows(
@@ -91,7 +107,7 @@ def read_rows(
     """The file's rows, as column -> value, ``batch`` at a time (JSON columns as text)."""
     names = list(COLUMNS[kind])
     cursor = con.cursor()
-    cursor.execute(f"SELECT * FROM {_reader(kind)}", [str(path)])  # noqa: S608
+    cursor.execute(_READ[kind], [str(path)])
     while rows := cursor.fetchmany(batch):
         yield from (dict(zip(names, row, strict=True)) for row in rows)
 
@@ -114,36 +130,16 @@ def replace_file(
     Paper records, the staged JSON Lines ``records``), and record the file. Returns its rows."""
     name = str(path)
     with warehouse.transaction(con):
-        _forget(con, name)
-        if kind in _LOADED:
-            table, columns = _LOADED[kind]
-            con.execute(
-                f"INSERT INTO {table} SELECT {columns}, ? AS file, ? AS release "  # noqa: S608
-                f"FROM {_reader(kind)}",
-                [name, release, name],
-            )
-            rows = _count(con, table, name)
+        for statement in _FORGET:
+            con.execute(statement, [name])
+        if kind in _LOAD:
+            inserted = con.execute(_LOAD[kind], [name, release, name]).fetchone()
+            rows = int(inserted[0]) if inserted else 0
         else:
             assert records is not None
             rows = _load_records(con, records, name, release)
         warehouse.upsert(con, "bulk_files", [{**file_row, "rows": rows}], ["path"])
     return rows
-
-
-def _forget(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    con.execute(
-        "DELETE FROM bulk_ids WHERE (source, record_id) IN "
-        "(SELECT (source, record_id) FROM bulk_records WHERE file = ?)",
-        [name],
-    )
-    for table in ("bulk_records", *(t for t, _ in _LOADED.values())):
-        con.execute(f"DELETE FROM {table} WHERE file = ?", [name])  # noqa: S608
-    con.execute("DELETE FROM bulk_files WHERE path = ?", [name])
-
-
-def _count(con: duckdb.DuckDBPyConnection, table: str, name: str) -> int:
-    row = con.execute(f"SELECT count(*) FROM {table} WHERE file = ?", [name]).fetchone()  # noqa: S608
-    return int(row[0]) if row else 0
 
 
 def _load_records(
