@@ -14,9 +14,10 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from inspire_build import bulk, exports, pipeline, warehouse
+from inspire_build import boundary, bulk, exports, pipeline, warehouse
 from inspire_build.sandbox import bulk_files, server, world
 from inspire_build.sources import make_client
+from inspire_build.tables import versions
 from tests.conformance.conftest import REAL
 from tests.conformance.test_snapshot_ingest import _recorded_works, _write_parts
 
@@ -50,10 +51,21 @@ def _build(generated: world.World, folder: Path, ingest: list[Path], **settings:
         "SELECT served_by::VARCHAR, sum(unidentified) FROM gold_completeness GROUP BY 1"
     ).fetchall()
     exports.export(con, config, "eval", None, folder / "export")
-    con.close()
     card = (folder / "export" / "dataset_card.md").read_text()
     sources = card.split("## Sources")[1].split("\n## ")[0]
+    _attack_sources(con, versions.latest(con)["eval"], sources)
+    con.close()
     return calls, references, targets, completeness, sources
+
+
+def _attack_sources(con: Any, version: str, sources: str) -> None:
+    """A competitor reads the card's Sources section for a target: none of the needles the
+    export's own leak scan looks for (target IDs and their spellings, title n-grams, T3 titles)
+    is in it, and it names no file of the snapshot either."""
+    needles = exports.leak_needles(con, version)
+    assert len(needles) > TARGETS
+    assert boundary.found_in(needles, boundary.normal_text(sources)) == []
+    assert "/" not in sources and ".gz" not in sources
 
 
 def test_a_build_from_bulk_tables_asks_5_percent_and_agrees_on_every_status(
