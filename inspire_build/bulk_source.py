@@ -5,17 +5,15 @@ record carries.
 
 The records are the ones the sources' ``parse`` functions gave at ingest, and an S2 reference
 list is rebuilt from the Datasets' citations through ``semanticscholar.parse_reference``, so
-lineage merges and judges them by the same rules as the APIs' answers. ``served`` counts what
-each side answered, for the card and ``gold_completeness``' notes.
+lineage merges and judges them by the same rules as the APIs' answers. Which side served a
+target's record and list is lineage's to record (``gold_completeness.served_by``).
 """
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import datetime as dt
 import functools
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -46,8 +44,6 @@ class BulkSource:
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self._con = con
-        self._lock = threading.Lock()
-        self.served: collections.Counter[str] = collections.Counter()  # "openalex bulk", …
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection, enabled: bool = True) -> BulkSource | None:
@@ -86,10 +82,6 @@ class BulkSource:
             "openalex api": len(newer),
         }
 
-    def _count(self, what: str, number: int = 1) -> None:
-        with self._lock:
-            self.served[what] += number
-
     def fetching(self, fetch: Fetch) -> Fetch:
         """``fetch``, asking the API only for the IDs the bulk tables do not hold."""
         source = _SOURCES.get(fetch.__module__)
@@ -102,8 +94,6 @@ class BulkSource:
         ) -> dict[str, Paper | None]:
             held = self.records(source, wanted)
             rest = [i for i in wanted if i not in held]
-            self._count(f"{source} bulk", len(held))
-            self._count(f"{source} api", len(rest))
             return {**held, **(fetch(client, rest, failed) if rest else {})}
 
         return bulk_first
@@ -122,14 +112,11 @@ class BulkSource:
         key = _typed(lookup)
         held = bulk_table.records_by_id(self._con, "s2", [key] if key else [])
         if key is None or key not in held:
-            self._count("s2 references api")
             return None
         corpus = Paper.model_validate_json(held[key][0]).ids.corpus_id
         rows = bulk_table.citations(self._con, int(corpus)) if corpus else None
         if rows is None:
-            self._count("s2 references api")
             return None
-        self._count("s2 references bulk")
         target = str(ids.parse_any_id(lookup))
         named = [row for row in rows if row[0] is not None]
         references = [
