@@ -112,7 +112,8 @@ def snapshot_ingest(
         list[str],
         typer.Argument(
             help="OpenAlex snapshot folders (updated_date=…/part_*.gz) and S2 Datasets files "
-            "(papers, abstracts, citations, paper-ids): files, folders or globs."
+            "(papers, abstracts, citations, paper-ids), and arXiv's metadata snapshot: files, "
+            "folders or globs."
         ),
     ],
     kind: Annotated[
