@@ -28,7 +28,7 @@ help: ## List the targets with what they do
 setup: ## Create .venv and install the project with its dev extra
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,dask]'
 
 test: lint typecheck unit ## Run every gate: ruff, mypy, pytest
 

@@ -14,9 +14,11 @@ it makes no HTTP or LLM call, and rewrites the same version.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import uuid
 from concurrent.futures import CancelledError, Future
+from pathlib import Path
 from typing import Any, cast
 from uuid import UUID
 
@@ -36,12 +38,23 @@ from prefect.utilities.annotations import quote
 
 from flows import console
 from flows import progress as stages
-from inspire_build import build_runs, exports, gold, pipeline, resolve, warehouse
+from inspire_build import (
+    boundary_store,
+    build_runs,
+    dask_runner,
+    exports,
+    gold,
+    pipeline,
+    resolve,
+    warehouse,
+)
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InspireError
+from inspire_build.http import ResponseStore
 from inspire_build.models import TargetStatus
 from inspire_build.selection import Selection
 from inspire_build.sources import make_client
+from inspire_build.tables import reading_copy
 
 # Tasks take live connections, which Prefect must not try to hash for its cache.
 NO_STORE: dict[str, Any] = {"cache_policy": NO_CACHE, "persist_result": False}
@@ -70,14 +83,23 @@ def resolve_chunk(
     logger, total = get_run_logger(), len(selection.selected)
 
     def progress(done: int, _: int) -> None:
-        console.checkpoint()
-        done += before
-        stages.advance(LINEAGE, done, total)
-        if done == total or done % max(1, total // 10) == 0:
-            logger.info(f"lineage: S2 reference lists {done}/{total}")
-            update_progress_artifact(shown, LINEAGE_SHARE * done / max(1, total))
+        _advanced(logger, shown, before + done, total)
 
     return pipeline.lineage(con, client, settings, selection, progress, chunk, memo)
+
+
+@task(name="resolve-lineage", **NO_STORE)
+def resolve_remote(
+    settings: Settings,
+    copy: Path,
+    split: str,
+    chunk: list[str],
+    known: dict[str, Any],
+    offsets: Any,
+) -> tuple[list[Any], list[dict[str, object]]]:
+    """Resolve ``chunk`` on a Dask worker, from the build's read-only copy of the warehouse;
+    returns its lineage and the responses fetched, which the flow process writes."""
+    return dask_runner.lineage_records(settings, copy, split, chunk, known, offsets)
 
 
 @task(name="brief-audit-grade", **NO_STORE)
@@ -112,9 +134,13 @@ def build_split(
     chunk_size: int | None = None,
     warehouse_path: str | None = None,
     llm_concurrency: int | None = None,
+    runner: str | None = None,
+    dask_address: str | None = None,
 ) -> Any:
     """Build one split version end to end and return its row (into ``warehouse_path``, else
-    the configured warehouse); a :class:`Cancelled` build ends its flow run Cancelled."""
+    the configured warehouse); a :class:`Cancelled` build ends its flow run Cancelled.
+    ``runner="dask"`` resolves the lineage chunks on Dask workers (at ``dask_address``, else on
+    a LocalCluster)."""
     logger = get_run_logger()
     settings = get_settings().overridden(
         split,
@@ -125,8 +151,12 @@ def build_split(
         llm_concurrency=llm_concurrency,
         warehouse=warehouse_path,
         chunk_size=chunk_size,
+        runner=runner,
+        dask_address=dask_address,
     )
     pipeline.check_sources(settings)  # a configuration error fails at once, before any request
+    if settings.runner == "dask":
+        dask_runner.require()  # a configuration error fails at once, before any request
     requested = dt.datetime.now(dt.UTC)
     try:
         with warehouse.open_warehouse(
@@ -187,7 +217,10 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
     )
     console.checkpoint()
     with gold.Steps(gold.make_llm(settings, con), con, settings) as steps:
-        chunks = _lineage(client, con, settings, selection, steps, shown)
+        if settings.runner == "dask":
+            chunks = _lineage_on_dask(logger, con, settings, selection, steps, shown)
+        else:
+            chunks = _lineage(client, con, settings, selection, steps, shown)
         resolved = [target for chunk, _, _ in chunks for target in chunk]
         logger.info(
             f"lineage done: {len(resolved)} of {len(selection.selected)} target(s) have antecedents"
@@ -228,14 +261,78 @@ def _lineage(
         )
         held = (_opaque(client), _opaque(con), _opaque(settings), _opaque(selection))
         resolved = named(*held, part, before, shown, _opaque(memo))
-        steps_run = gold_chunk.with_options(
-            task_run_name=f"brief-audit-grade targets {candidates + 1}-{candidates + len(resolved)}"
-        )
-        started = steps.submit(resolved)
-        chunks.append((resolved, started, steps_run.submit(_opaque(started)) if started else None))
+        chunks.append(_steps_of(steps, resolved, candidates))
         before, candidates = before + len(part), candidates + len(resolved)
         console.checkpoint()
     return chunks
+
+
+def _lineage_on_dask(
+    logger: Any,
+    con: Any,
+    settings: Settings,
+    selection: Selection,
+    steps: gold.Steps,
+    shown: Any,
+) -> list[Chunk]:
+    """Resolve every chunk on the Dask workers at once, from a read-only copy of the
+    warehouse; write each chunk's responses and lineage in the chunks' order, and start its
+    candidates' LLM steps, as :func:`_lineage` does."""
+    copy = Path(str(settings.warehouse) + ".reading-copy")
+    offsets = boundary_store.cutoff_offsets(con, settings)
+    parts = pipeline.chunks(selection.selected, settings.chunk_size)
+    chunks: list[Chunk] = []
+    before = candidates = 0
+    try:
+        with dask_runner.started(settings, logger.info) as runner:
+            reading_copy.write(con, copy)
+            futures = [
+                runner.submit(
+                    resolve_remote.with_options(
+                        task_run_name=f"resolve-lineage targets {first + 1}-{first + len(part)}"
+                    ),
+                    parameters={
+                        "settings": settings,  # a runner's own submit would not unquote
+                        "copy": copy,
+                        "split": selection.split,
+                        "chunk": part,
+                        "known": {t: selection.records[t] for t in part if t in selection.records},
+                        "offsets": offsets,
+                    },
+                )
+                for first, part in zip(
+                    itertools.accumulate([0, *map(len, parts)]), parts, strict=False
+                )
+            ]
+            for part, future in zip(parts, futures, strict=True):
+                results, responses = future.result()
+                ResponseStore(con).save(responses)
+                resolved = pipeline.write_lineage(con, results, selection.split)
+                chunks.append(_steps_of(steps, resolved, candidates))
+                before, candidates = before + len(part), candidates + len(resolved)
+                _advanced(logger, shown, before, len(selection.selected))
+    finally:
+        copy.unlink(missing_ok=True)
+    return chunks
+
+
+def _steps_of(steps: gold.Steps, resolved: list[str], candidates: int) -> Chunk:
+    """Start the LLM steps of a chunk's ``resolved`` candidates (after ``candidates`` others),
+    with the task run that follows them."""
+    steps_run = gold_chunk.with_options(
+        task_run_name=f"brief-audit-grade targets {candidates + 1}-{candidates + len(resolved)}"
+    )
+    started = steps.submit(resolved)
+    return resolved, started, steps_run.submit(_opaque(started)) if started else None
+
+
+def _advanced(logger: Any, shown: Any, done: int, total: int) -> None:
+    """Lineage's progress: the bar, the log every tenth, the artifact."""
+    console.checkpoint()
+    stages.advance(LINEAGE, done, total)
+    if done == total or done % max(1, total // 10) == 0:
+        logger.info(f"lineage: S2 reference lists {done}/{total}")
+        update_progress_artifact(shown, LINEAGE_SHARE * done / max(1, total))
 
 
 def _opaque(value: object) -> Any:

@@ -27,13 +27,30 @@ def build(
     split: Annotated[str, typer.Option(help="The split to build (train, eval).")] = "eval",
     limit: Annotated[int | None, typer.Option(help="Most targets.", min=1)] = None,
     label: Annotated[str | None, typer.Option(help="A label for the version.")] = None,
+    runner: Annotated[
+        str | None,
+        typer.Option(
+            help="Where lineage's chunks run: local (this process) or dask (Dask workers; "
+            "the dask extra). Default: $INSPIRE_RUNNER, else local."
+        ),
+    ] = None,
+    dask_address: Annotated[
+        str | None,
+        typer.Option(
+            help="A running Dask scheduler (tcp://host:8786, tls://…) for --runner dask; "
+            "without one, a LocalCluster starts on the pinned INSPIRE_DASK_* ports."
+        ),
+    ] = None,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Run the build-split flow in this process and print the version it wrote."""
     from flows import console, progress
 
     _check_split(ctx, split)
-    check_sources(get_settings())
+    settings = get_settings().overridden(runner=runner, dask_address=dask_address)
+    check_sources(settings)
+    if dask_address and settings.runner != "dask":
+        raise typer.BadParameter("--dask-address needs --runner dask", param_hint="--dask-address")
     path = _warehouse_path(ctx, warehouse_path, create=True)
     console.use_project_prefect(Path.cwd(), os.environ)
     with console.cancel_on_signals():
@@ -44,7 +61,13 @@ def build(
         console.one_line_errors_in_prefect_console()
         with progress.bars(err):
             state = build_split(
-                split=split, limit=limit, label=label, warehouse_path=str(path), return_state=True
+                split=split,
+                limit=limit,
+                label=label,
+                warehouse_path=str(path),
+                runner=runner,
+                dask_address=dask_address,
+                return_state=True,
             )
         version = console.outcome(state)
     out.print(f"{version['version_id']}: {json.dumps(version['counts'])}")

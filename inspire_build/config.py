@@ -146,6 +146,16 @@ class Settings(BaseSettings):
     # Read records, reference lists and candidates from the bulk tables (`inspire snapshot
     # ingest`) before asking the APIs, when they hold any files.
     bulk: bool = True
+    # Where lineage's chunks run: in this process ("local"), or on Dask workers ("dask"; the
+    # `dask` extra): a cluster at `dask_address`, else a LocalCluster of `dask_workers`
+    # processes on these ports (the scheduler's and dashboard's are Dask's defaults; worker i
+    # takes three from `dask_worker_port` + 3i: its nanny, itself, its HTTP server).
+    runner: Literal["local", "dask"] = "local"
+    dask_address: str | None = None
+    dask_workers: int = Field(default=2, ge=1, le=64)
+    dask_scheduler_port: int = Field(default=8786, ge=1, le=65535)
+    dask_dashboard_port: int = Field(default=8787, ge=1, le=65535)
+    dask_worker_port: int = Field(default=8788, ge=1, le=65535)
 
     # Splits
     splits: dict[str, SplitConfig] = Field(default_factory=dict)
@@ -185,6 +195,8 @@ class Settings(BaseSettings):
         llm_concurrency: int | None = None,
         warehouse: str | Path | None = None,
         chunk_size: int | None = None,
+        runner: str | None = None,
+        dask_address: str | None = None,
     ) -> Settings:
         """These settings with a flow's or a command's parameters over them (None: unchanged);
         ``limit`` applies to ``split``. Validated as the environment's values are."""
@@ -197,6 +209,8 @@ class Settings(BaseSettings):
                 ("concurrency", concurrency),
                 ("llm_concurrency", llm_concurrency),
                 ("chunk_size", chunk_size),
+                ("runner", runner),
+                ("dask_address", dask_address),
             )
             if value
         }

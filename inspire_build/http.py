@@ -394,6 +394,32 @@ class ResponseStore:
             return warehouse.upsert(self._con, "raw_http", rows, ["request_key"])
 
 
+class HeldResponses(ResponseStore):
+    """A store read from a read-only copy of the warehouse (a worker process's, which may not
+    open the warehouse itself) whose new responses are kept in :attr:`saved` for the process
+    that owns the warehouse to write."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        super().__init__(con)
+        self.saved: list[dict[str, object]] = []
+
+    def save(self, rows: Sequence[Mapping[str, object]]) -> int:
+        with self._lock:
+            self.saved += [dict(row) for row in rows]
+        return len(rows)
+
+
+class Limits:
+    """The spacing of each source's calls and the guard on its calls in flight, for the threads
+    of one process; a cluster's workers share theirs through the scheduler (dask_runner.py)."""
+
+    def rate(self, name: str, interval_s: float, sleep: Callable[[float], None]) -> Any:
+        return RateLimiter(interval_s, sleep=sleep)
+
+    def in_flight(self, name: str, most: int) -> Any:
+        return threading.BoundedSemaphore(most)
+
+
 def store_row(
     codec: SourceCodec,
     described: Described,
@@ -454,6 +480,7 @@ class HttpClient:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         origin: str = "live",
+        limits: Limits | None = None,
     ) -> None:
         self.settings = settings
         self.codecs = dict(codecs)
@@ -466,11 +493,12 @@ class HttpClient:
         self._rng = rng or random.Random()
         self._session = session or _session(settings)
         self._redactor = Redactor.for_settings(settings)
+        limits = limits or Limits()
         self._limiters = {
-            name: RateLimiter(_interval(settings, name), sleep=sleep) for name in self.codecs
+            name: limits.rate(name, _interval(settings, name), sleep) for name in self.codecs
         }
         self._in_flight = {
-            name: threading.BoundedSemaphore(codec.max_in_flight)
+            name: limits.in_flight(name, codec.max_in_flight)
             for name, codec in self.codecs.items()
             if codec.max_in_flight
         }

@@ -8,18 +8,19 @@ changes here, for both.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import duckdb
 
 from inspire_build import boundary_store, gold, lineage_rows, resolve, splits, warehouse
 from inspire_build.bulk_source import BulkSource
+from inspire_build.classify import TargetLineage
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient
 from inspire_build.llm import LLM
-from inspire_build.models import TargetStatus
+from inspire_build.models import Paper, TargetStatus
 from inspire_build.selection import Selection, select_targets
 
 # The steps' names, in order; `inspire build` draws a progress bar for each.
@@ -53,19 +54,54 @@ def lineage(
     """Step 2: resolve and write the lineage of ``targets`` (a chunk of the selected ones; all
     of them by default); returns those left as candidates. ``memo`` keeps the records fetched
     for the build's earlier chunks."""
-    config = settings.split(selection.split)
-    results = resolve.resolve_lineage(
-        selection.selected if targets is None else targets,
+    results = resolve_chunk(
+        con,
         client,
-        existing=warehouse.crosswalk(con),
-        known_records=selection.records,
+        settings,
+        selection.split,
+        selection.selected if targets is None else targets,
+        selection.records,
+        offsets=boundary_store.cutoff_offsets(con, settings),
+        memo=memo,
+        progress=progress,
+    )
+    return write_lineage(con, results, selection.split)
+
+
+def resolve_chunk(
+    reader: duckdb.DuckDBPyConnection,
+    client: HttpClient,
+    settings: Settings,
+    split: str,
+    targets: Sequence[str],
+    known: Mapping[str, Paper],
+    *,
+    offsets: Callable[[str], int],
+    memo: resolve.Memo | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[TargetLineage]:
+    """Step 2's reading half: the lineage of ``targets``, reading the crosswalk and the bulk
+    tables through ``reader`` (the warehouse, or a worker's read-only copy of it); ``known``
+    holds the targets' records selection fetched. Writes nothing."""
+    config = settings.split(split)
+    return resolve.resolve_lineage(
+        targets,
+        client,
+        existing=warehouse.crosswalk(reader),
+        known_records=known,
         progress=progress,
         window=(config.start, config.end),
-        cutoff_offset=boundary_store.cutoff_offsets(con, settings),
+        cutoff_offset=offsets,
         memo=memo,
-        bulk=BulkSource.of(con, settings.bulk),
+        bulk=BulkSource.of(reader, settings.bulk),
     )
-    lineage_rows.write(con, results, selection.split, resolve.ALL_SOURCES)
+
+
+def write_lineage(
+    con: duckdb.DuckDBPyConnection, results: Sequence[TargetLineage], split: str
+) -> list[str]:
+    """Step 2's writing half: the chunk's rows; returns the targets left as candidates."""
+    lineage_rows.write(con, results, split, resolve.ALL_SOURCES)
     return [r.work.paper_id for r in results if r.status is TargetStatus.CANDIDATE]
 
 

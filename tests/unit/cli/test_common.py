@@ -242,7 +242,8 @@ def test_build_writes_into_the_warehouse_named_before_or_after_the_command(
     assert result.exit_code == 0, result.output
     path = str(tmp_path / "a.duckdb")
     expected = {"split": "eval", "limit": 2, "label": None, "warehouse_path": path}
-    assert asked == [{**expected, "return_state": True}]
+    unset = {"runner": None, "dask_address": None}
+    assert asked == [{**expected, **unset, "return_state": True}]
 
 
 def test_the_flows_take_their_warehouse_over_the_setting(tmp_path: Path) -> None:

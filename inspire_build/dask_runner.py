@@ -1,0 +1,194 @@
+"""Lineage on Dask workers (``runner = "dask"``; the ``dask`` extra: prefect-dask).
+
+A worker resolves a chunk of targets and returns its records, and the flow process alone
+writes them: DuckDB lets no other process open a warehouse that one is writing. So the worker
+reads the responses already stored, the crosswalk and the bulk tables from a read-only copy the
+flow makes before sending the chunks (``tables/reading_copy.py``), and returns the responses it
+fetched with the chunk's lineage. The sources' rate limits hold across the workers: each call
+takes its slot from a limiter the workers share through the Dask scheduler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from inspire_build.classify import TargetLineage
+from inspire_build.config import Settings
+from inspire_build.errors import InputError
+from inspire_build.http import HeldResponses, HttpClient, Limits
+from inspire_build.models import Paper
+from inspire_build.tables import reading_copy
+
+if TYPE_CHECKING:
+    from prefect_dask.task_runners import DaskTaskRunner
+
+HOST = "127.0.0.1"  # a LocalCluster listens on the loopback only
+PORTS_PER_WORKER = 3  # its nanny, the worker, the worker's HTTP server
+
+
+def require() -> None:
+    """Refuse the Dask runner, in one line, where its extra is not installed."""
+    try:
+        import distributed  # noqa: F401
+        import prefect_dask  # noqa: F401
+    except ImportError:
+        raise InputError(
+            "runner 'dask' needs the dask extra: pip install 'inspire-build[dask]'"
+        ) from None
+
+
+def worker_ports(settings: Settings, index: int) -> tuple[int, int, int]:
+    """Worker ``index``'s nanny, worker and HTTP ports, from ``dask_worker_port`` on."""
+    first = settings.dask_worker_port + PORTS_PER_WORKER * index
+    return first, first + 1, first + 2
+
+
+def cluster_spec(settings: Settings) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """A LocalCluster's scheduler and workers, every port pinned (Dask's own LocalCluster
+    gives workers random ports): the options of ``distributed.SpecCluster``."""
+    from distributed import Nanny, Scheduler
+
+    scheduler = {
+        "cls": Scheduler,
+        "options": {
+            "host": HOST,
+            "port": settings.dask_scheduler_port,
+            "dashboard_address": f"{HOST}:{settings.dask_dashboard_port}",
+        },
+    }
+    workers = {}
+    for index in range(settings.dask_workers):
+        nanny, worker, http = worker_ports(settings, index)
+        workers[f"worker-{index}"] = {
+            "cls": Nanny,
+            "options": {
+                "host": HOST,
+                "port": nanny,
+                "worker_port": worker,
+                "dashboard_address": f"{HOST}:{http}",
+                "nthreads": 1,
+            },
+        }
+    return scheduler, workers
+
+
+@contextlib.contextmanager
+def started(settings: Settings, say: Callable[[str], None]) -> Iterator[DaskTaskRunner]:
+    """Prefect's Dask task runner, started: on the cluster at ``dask_address``, else on a
+    LocalCluster with pinned ports, closed on the way out."""
+    require()
+    from distributed import SpecCluster
+    from prefect_dask.task_runners import DaskTaskRunner
+
+    with contextlib.ExitStack() as stack:
+        if settings.dask_address:
+            if not _private(settings.dask_address):
+                say(
+                    f"the Dask scheduler {settings.dask_address} is not on this machine: chunks "
+                    "carry the build's settings and keys, so use a tls:// address"
+                )
+            runner = DaskTaskRunner(address=settings.dask_address)
+        else:
+            scheduler, workers = cluster_spec(settings)
+            cluster = stack.enter_context(
+                SpecCluster(scheduler=scheduler, workers=workers, silence_logs=40)
+            )
+            say(f"a LocalCluster of {len(workers)} workers at {cluster.scheduler_address}")
+            runner = DaskTaskRunner(cluster=cluster)
+        yield stack.enter_context(runner)
+
+
+def _private(address: str) -> bool:
+    """Whether ``address`` is a TLS one, or on a loopback or private network."""
+    parts = urllib.parse.urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme == "tls":
+        return True
+    try:
+        return ipaddress.ip_address(parts.hostname or "").is_private
+    except ValueError:
+        return parts.hostname == "localhost"
+
+
+class SharedRate:
+    """Spaces calls ``interval_s`` apart across every worker: the next free slot is a Dask
+    variable, read and moved under a Dask lock (both held by the scheduler). Slots are wall
+    clock times, so workers on several machines need synchronised clocks (NTP). Made in a
+    task's thread: the lineage's other threads have no Dask worker of their own to find."""
+
+    def __init__(self, name: str, interval_s: float, sleep: Callable[[float], None]) -> None:
+        from distributed import Lock, Variable
+
+        self.interval_s, self._sleep = interval_s, sleep
+        scheduler, loop, client = _scheduler()
+        self._lock = Lock(f"inspire-rate-{name}", scheduler_rpc=scheduler, loop=loop)
+        self._free = Variable(f"inspire-rate-{name}", client=client)
+
+    def acquire(self) -> None:
+        with self._lock:
+            try:
+                free = float(self._free.get(timeout=0))
+            except TimeoutError:  # the build's first call to this source
+                free = 0.0
+            now = time.time()
+            slot = max(now, free)
+            self._free.set(slot + self.interval_s)
+        if slot > now:
+            self._sleep(slot - now)
+
+
+def _scheduler() -> tuple[Any, Any, Any]:
+    """This worker's (else this client's) scheduler connection, event loop and client."""
+    from distributed import get_client, get_worker
+
+    client = get_client()
+    try:
+        worker = get_worker()
+    except ValueError:  # not in a worker: the client's own
+        return client.scheduler, client.loop, client
+    return worker.scheduler, worker.loop, client
+
+
+class SharedLimits(Limits):
+    """Each source's limiter and calls-in-flight guard, shared by the cluster's workers."""
+
+    def rate(self, name: str, interval_s: float, sleep: Callable[[float], None]) -> Any:
+        return SharedRate(name, interval_s, sleep)
+
+    def in_flight(self, name: str, most: int) -> Any:
+        from distributed import Semaphore
+
+        scheduler, loop, _ = _scheduler()
+        return Semaphore(
+            max_leases=most, name=f"inspire-in-flight-{name}", scheduler_rpc=scheduler, loop=loop
+        )
+
+
+def lineage_records(
+    settings: Settings,
+    copy: Path,
+    split: str,
+    targets: Sequence[str],
+    known: Mapping[str, Paper],
+    offsets: Callable[[str], int],
+) -> tuple[list[TargetLineage], list[dict[str, object]]]:
+    """Resolve ``targets`` in this worker, reading the build's read-only ``copy``; returns
+    their lineage and the responses fetched, for the flow process to write."""
+    from inspire_build import pipeline
+    from inspire_build.sources import CODECS
+
+    con = reading_copy.open_copy(copy)
+    try:
+        store = HeldResponses(con)
+        client = HttpClient(settings, CODECS, store, limits=SharedLimits())
+        results = pipeline.resolve_chunk(
+            con, client, settings, split, targets, known, offsets=offsets
+        )
+        return results, store.saved
+    finally:
+        con.close()

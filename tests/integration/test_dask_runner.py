@@ -1,0 +1,142 @@
+"""`inspire build --runner dask`: lineage's chunks on a 2-worker LocalCluster (every port
+pinned, to free ones), against the default runner over the same sandbox world and instance
+key: the exports are byte-identical, no request was refused for going over a source's limit,
+and the shared limiter spaces the calls of both workers as one."""
+
+from __future__ import annotations
+
+import collections
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from inspire_build import dask_runner
+from inspire_build.config import Settings
+from inspire_build.sandbox import server, world
+from tests.conftest import run_inspire
+
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+
+KEY = bytes(range(32)).hex()
+WORKERS = 2
+# S2 at 4 requests a second: a slot 250 ms from the last, 25 ms over the sandbox's window, so a
+# few ms of scheduling on a loaded machine do not put two requests in one window.
+SCALE = 4
+
+
+def _free_ports(count: int) -> int:
+    """The first of ``count`` consecutive ports that are free now."""
+    for _ in range(200):
+        first = random.randint(20_000, 60_000)
+        try:
+            for port in range(first, first + count):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError("no free run of ports")
+
+
+def _dask_ports() -> dict[str, str]:
+    first = _free_ports(2 + dask_runner.PORTS_PER_WORKER * WORKERS)
+    return {
+        "INSPIRE_DASK_SCHEDULER_PORT": str(first),
+        "INSPIRE_DASK_DASHBOARD_PORT": str(first + 1),
+        "INSPIRE_DASK_WORKER_PORT": str(first + 2),
+        "INSPIRE_DASK_WORKERS": str(WORKERS),
+    }
+
+
+def _build_and_export(
+    tmp_path: Path, name: str, base: str, prefect_api: str, *extra: str
+) -> tuple[dict[str, bytes], collections.Counter[str]]:
+    env = {
+        **os.environ,
+        "INSPIRE_WAREHOUSE": str(tmp_path / name / "w.duckdb"),
+        "PREFECT_HOME": str(tmp_path / "prefect"),
+        "PREFECT_API_URL": prefect_api,
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        **dict(line.split("=", 1) for line in server.env_lines(base, time_scale=SCALE)),
+        "INSPIRE_LLM_BACKEND": "rules",
+        "INSPIRE_INSTANCE_KEY": KEY,
+        "INSPIRE_CHUNK_SIZE": "6",
+        **_dask_ports(),
+    }
+    before = httpx.get(base + "/_sandbox/stats").json()["counts"]
+    for command in (
+        ("build", "--split", "eval", "--limit", "24", *extra),
+        ("export", "--split", "eval", "--out", str(tmp_path / name / "export")),
+    ):
+        result = run_inspire(*command, env=env, timeout=600)
+        assert result.returncode == 0, result.stderr[-3000:]
+    after = httpx.get(base + "/_sandbox/stats").json()["counts"]
+    calls = collections.Counter({k: v - before.get(k, 0) for k, v in after.items()})
+    folder = tmp_path / name / "export"
+    files = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    return files, calls
+
+
+def test_a_dask_build_exports_the_bytes_of_a_local_one(tmp_path: Path, prefect_api: str) -> None:
+    generated = world.generate(world.WorldConfig(seed=13, papers=1000))
+    with server.running(generated, server.SandboxConfig(time_scale=SCALE)) as base:
+        local, local_calls = _build_and_export(tmp_path, "local", base, prefect_api)
+        dask, dask_calls = _build_and_export(
+            tmp_path, "dask", base, prefect_api, "--runner", "dask"
+        )
+    assert sorted(dask) == sorted(local) and len(local) >= 4
+    for name in local:
+        assert dask[name] == local[name], name
+    s2 = sum(n for k, n in dask_calls.items() if k.startswith("s2 "))
+    assert s2 > 0 and not [k for k, n in dask_calls.items() if k.endswith(" 429") and n]
+    assert not (tmp_path / "dask" / "w.duckdb.reading-copy").exists()
+
+
+def test_the_shared_limiter_spaces_two_workers_calls_as_one(tmp_path: Path) -> None:
+    """Each worker takes slots as fast as it can; the slots of both, merged, are still
+    ``interval`` apart (a limiter per process would give each worker its own spacing)."""
+    settings = Settings(
+        **{k.removeprefix("INSPIRE_").lower(): int(v) for k, v in _dask_ports().items()}
+    )
+    interval, each = 0.05, 12
+
+    def take(name: str) -> list[float]:
+        limiter = dask_runner.SharedRate(name, interval, time.sleep)
+        taken = []
+        for _ in range(each):
+            limiter.acquire()
+            taken.append(time.time())
+        return taken
+
+    scheduler, workers = dask_runner.cluster_spec(settings)
+    with (
+        distributed.SpecCluster(scheduler=scheduler, workers=workers, silence_logs=40) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        assert cluster.scheduler_address.endswith(f":{settings.dask_scheduler_port}")
+        futures = [client.submit(take, "test", pure=False, workers=[w]) for w in workers]
+        times = sorted(t for future in futures for t in future.result())
+        hosts = {info["id"] for info in client.scheduler_info()["workers"].values()}
+    assert hosts == set(workers) and len(times) == WORKERS * each
+    gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+    assert min(gaps) >= interval * 0.9, gaps
+    assert times[-1] - times[0] >= interval * (len(times) - 1) * 0.9
+
+
+def test_runner_dask_without_the_extra_is_refused_in_one_line() -> None:
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; sys.modules['prefect_dask'] = None\n"
+        "from inspire_build import dask_runner\n"
+        "try:\n    dask_runner.require()\nexcept Exception as e:\n    print(e)",
+    ]
+    shown = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert shown.strip() == "runner 'dask' needs the dask extra: pip install 'inspire-build[dask]'"
