@@ -215,9 +215,11 @@ def measure(
     llm_latency_s: float = 0.0,
     llm_concurrency: int = 8,
     bulk_release: dt.date | None = None,
+    settings: dict[str, str] | None = None,
 ) -> Measured:
     """Build ``targets`` eval targets of a ``papers``-record world, cold and then warm; with
-    ``bulk_release``, the world's bulk files (sandbox/bulk_files.py) are ingested first."""
+    ``bulk_release``, the world's bulk files (sandbox/bulk_files.py) are ingested first;
+    ``settings`` (``INSPIRE_*`` variables) go over the bench's own."""
     generated = world.generate(world.WorldConfig(seed=seed, papers=papers))
     bound = _bound(generated, targets)
     with tempfile.TemporaryDirectory() as folder:
@@ -237,6 +239,7 @@ def measure(
             "PREFECT_HOME": str(root / "prefect"),
             "PREFECT_API_URL": api_url,
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            **(settings or {}),
         }
         sandbox = subprocess.Popen(
             [sys.executable, "-m", "inspire_build", "sandbox", "serve", "--world",

@@ -22,6 +22,8 @@ import datetime as dt
 import gzip
 import json
 import os
+import random
+import socket
 import subprocess
 import sys
 import tempfile
@@ -216,10 +218,56 @@ def build_row(papers: int, targets: int, time_scale: float) -> dict[str, Any]:
     }
 
 
+def dask_ports(workers: int) -> dict[str, str]:
+    """A LocalCluster's settings on free ports: the scheduler, the dashboard, then three per
+    worker (dask_runner.PORTS_PER_WORKER), consecutive."""
+    for _ in range(200):
+        first = random.randint(20_000, 60_000)
+        try:
+            for port in range(first, first + 2 + 3 * workers):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return {
+            "INSPIRE_RUNNER": "dask",
+            "INSPIRE_DASK_WORKERS": str(workers),
+            "INSPIRE_DASK_SCHEDULER_PORT": str(first),
+            "INSPIRE_DASK_DASHBOARD_PORT": str(first + 1),
+            "INSPIRE_DASK_WORKER_PORT": str(first + 2),
+        }
+    raise SystemExit("no free run of ports for the LocalCluster")
+
+
+def runner_row(papers: int, targets: int, time_scale: float) -> dict[str, Any]:
+    """The same cold build with lineage in the flow's process and on 2 Dask workers, at the
+    same sandbox limits (the limiter is shared by the workers, so they cannot go faster)."""
+    local = measure(papers, targets, time_scale)
+    dask = measure(papers, targets, time_scale, settings=dask_ports(2))
+    print(f"{'runner':10} {'OpenAlex':>8} {'S2':>6} {'arXiv':>6} {'calls':>6} {'wall s':>7}")
+    for name, run in (("local", local.cold), ("dask x2", dask.cold)):
+        print(
+            f"{name:10} {run.calls['openalex']:8d} {run.calls['s2']:6d} {run.calls['arxiv']:6d} "
+            f"{sum(run.calls.values()):6d} {run.wall_s:7.1f}"
+        )
+    print(f"dask/local wall: {dask.cold.wall_s / local.cold.wall_s:.2f}x")
+    return {
+        "runner_targets": targets,
+        "local_calls": sum(local.cold.calls.values()),
+        "dask_calls": sum(dask.cold.calls.values()),
+        "local_wall_s": round(local.cold.wall_s, 1),
+        "dask_wall_s": round(dask.cold.wall_s, 1),
+        "dask_refused": sum(dask.cold.refused.values()),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ingest-mb", type=float, default=1024.0, help="0 skips the ingest row")
     parser.add_argument("--targets", type=int, default=200, help="0 skips the build row")
+    parser.add_argument(
+        "--runner-targets", type=int, default=0, help="the runner row's targets (0 skips it)"
+    )
     parser.add_argument("--papers", type=int, default=8000)
     parser.add_argument("--time-scale", type=float, default=20.0)
     parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
@@ -227,6 +275,8 @@ def main() -> None:
     figures: dict[str, Any] = {}
     if args.targets:
         figures |= build_row(args.papers, args.targets, args.time_scale)
+    if args.runner_targets:
+        figures |= runner_row(args.papers, args.runner_targets, args.time_scale)
     if args.ingest_mb:
         figures |= ingest_row(args.ingest_mb, min(args.papers, 2000), args.jobs)
     print(json.dumps(figures))
