@@ -1,11 +1,12 @@
 """A read-only copy of what lineage reads, for worker processes: DuckDB lets one process open a
 database file for writing and no other open it at all, so a Dask worker cannot read the
 warehouse the build's flow process writes. The copy is made once per build before its chunks
-are sent, from this module's own table names (the copy's path is the one value in its SQL,
-as a quoted literal)."""
+are sent: each table through a Parquet file, whose path COPY and read_parquet bind, so no
+value but this module's own table names enters the SQL text."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import duckdb
@@ -21,22 +22,24 @@ TABLES = (
     "bulk_citations",
     "bulk_paper_ids",
 )
-_COPY = {table: f"CREATE TABLE copy.{table} AS SELECT * FROM main.{table}" for table in TABLES}  # noqa: S608
-_INDEX = "CREATE INDEX raw_http_resource ON copy.raw_http (resource_key)"
+_EXPORT = {table: f"COPY {table} TO ? (FORMAT parquet)" for table in TABLES}
+_IMPORT = {table: f"CREATE TABLE {table} AS SELECT * FROM read_parquet(?)" for table in TABLES}  # noqa: S608
+_INDEX = "CREATE INDEX raw_http_resource ON raw_http (resource_key)"
 
 
 def write(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """Copy :data:`TABLES` into a new database file at ``path`` (replacing one left there)."""
     path.unlink(missing_ok=True)
-    # ATTACH binds no parameter: the path goes in as a string literal, its quotes doubled.
-    literal = "'" + str(path).replace("'", "''") + "'"
-    con.execute(f"ATTACH {literal} AS copy")
-    try:
-        for statement in _COPY.values():
-            con.execute(statement)
-        con.execute(_INDEX)
-    finally:
-        con.execute("DETACH copy")
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".reading-copy-") as staged:
+        copy = duckdb.connect(str(path))
+        try:
+            for table in TABLES:
+                part = str(Path(staged) / f"{table}.parquet")
+                con.execute(_EXPORT[table], [part])
+                copy.execute(_IMPORT[table], [part])
+            copy.execute(_INDEX)
+        finally:
+            copy.close()
 
 
 def open_copy(path: Path) -> duckdb.DuckDBPyConnection:
