@@ -1,0 +1,373 @@
+"""Curator review against the warehouse: what the version page and an instance page show of a
+split version, and each decision recorded as a ``reviews`` row (an edited brief re-audited at
+once by the build's own four checks)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import duckdb
+
+from inspire_build import audit, audit_checks, gold, warehouse
+from inspire_build.briefs import MAX_WORDS, MIN_WORDS, mentioned
+from inspire_build.config import Settings
+from inspire_build.errors import InputError
+from inspire_build.llm import LLM
+from inspire_build.models import AuditCheck, Role
+from inspire_build.review import decisions, highlight
+from inspire_build.review.decisions import Action, Review, Standing, State
+from inspire_build.tables import reviews as table
+
+CHECKS = tuple(c.value for c in AuditCheck)
+# The version page's filters: by review state, and by a check's outcome ("any" check too).
+STATES = ("unreviewed", "reviewed", "accepted", "rejected", "corrected", "leaking")
+OUTCOMES = ("failed", "partial", "passed")
+ROLES = tuple(r.value for r in Role)
+
+
+class UnknownInstance(InputError):
+    """No instance of the served version has this ID."""
+
+
+def _json(value: object) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def review_of(row: Mapping[str, Any]) -> Review:
+    """A ``reviews`` row as a :class:`Review`."""
+    return Review(
+        review_id=int(row["review_id"]),
+        target_id=str(row["target_id"]),
+        action=Action(row["action"]),
+        after=_json(row["after"]) or {},
+        paper_id=row["paper_id"],
+        curator=str(row["curator"]),
+        before=_json(row["before"]),
+        instance_id=str(row["instance_id"]),
+        version_id=str(row["version_id"]),
+        created_at=row["created_at"],
+    )
+
+
+def standing_of(con: duckdb.DuckDBPyConnection, split: str) -> dict[str, Standing]:
+    """target -> its standing decisions, from every review made on a version of ``split``."""
+    return decisions.standing(review_of(row) for row in table.of_split(con, split))
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One instance on the version page."""
+
+    number: int
+    instance_id: str
+    outcome: str | None  # the target's outcome in the split
+    antecedents: int
+    tiers: Mapping[int, int]
+    findings: Mapping[str, Mapping[str, Any]]  # check -> its finding
+    decided: Standing
+
+    def result(self, check: str) -> str:
+        """``failed``, ``partial`` (passed, partial leakage) or ``passed``; ``-`` if none."""
+        found = self.findings.get(check)
+        if found is None:
+            return "-"
+        if not found["passed"]:
+            return "failed"
+        return "partial" if found["level"] == "partial" else "passed"
+
+    def shown(self, state: str, finding: str) -> bool:
+        """Whether the version page's filters (empty: any) let this row through."""
+        if state == "corrected" and not self.decided.corrected:
+            return False
+        if state == "leaking" and not self.decided.leaking:
+            return False
+        if state == "reviewed" and self.decided.state is State.UNREVIEWED:
+            return False
+        if state in ("unreviewed", "accepted", "rejected") and self.decided.state.value != state:
+            return False
+        if not finding:
+            return True
+        check, _, outcome = finding.partition(":")
+        checks = CHECKS if check == "any" else (check,)
+        return any(self.result(c) == outcome for c in checks)
+
+
+def check_filters(state: str, finding: str) -> None:
+    if state and state not in STATES:
+        raise InputError(f"unknown review state {state!r}; known: {', '.join(STATES)}")
+    check, _, outcome = finding.partition(":")
+    if finding and (check not in ("any", *CHECKS) or outcome not in OUTCOMES):
+        raise InputError(f"unknown finding filter {finding!r}; e.g. mechanism:partial, any:failed")
+
+
+def progress(rows: list[Row]) -> dict[str, int]:
+    """How many instances are reviewed, accepted, rejected, corrected, marked leaking."""
+    states = Counter(r.decided.state for r in rows)
+    return {
+        "instances": len(rows),
+        "reviewed": len(rows) - states[State.UNREVIEWED],
+        "accepted": states[State.ACCEPTED],
+        "rejected": states[State.REJECTED],
+        "corrected": sum(r.decided.corrected for r in rows),
+        "leaking": sum(r.decided.leaking for r in rows),
+    }
+
+
+class Curation:
+    """One split version under review by one curator, over an open warehouse connection (the
+    caller keeps it to one thread at a time)."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        settings: Settings,
+        version_id: str,
+        curator: str,
+    ) -> None:
+        header = table.version(con, version_id)
+        if header is None:
+            raise InputError(f"unknown version {version_id!r}")
+        if not curator.strip():
+            raise InputError("a curator needs a name: --curator NAME or INSPIRE_CURATOR")
+        self.con, self.settings, self.curator = con, settings, curator.strip()
+        self.version, self.split = version_id, str(header["split"])
+        self.header = header
+        self._llm: LLM | None = None
+
+    # --- what the pages read ----------------------------------------------------------------
+
+    def instances(self) -> dict[str, dict[str, Any]]:
+        return {str(r["instance_id"]): r for r in table.instances(self.con, self.version)}
+
+    def rows(self) -> list[Row]:
+        """Every instance of the version, in instance-ID order, with its review state."""
+        tiers: dict[str, Counter[int]] = {}
+        for qrel in table.qrels(self.con, self.version):
+            tiers.setdefault(qrel["instance_id"], Counter())[int(qrel["tier"])] += 1
+        found: dict[str, dict[str, Any]] = {}
+        for finding in table.findings(self.con, self.version):
+            found.setdefault(finding["instance_id"], {})[finding["check"]] = finding
+        decided = standing_of(self.con, self.split)
+        return [
+            Row(
+                number,
+                iid,
+                row["outcome"],
+                int(row["n_antecedents"]),
+                dict(tiers.get(iid, Counter())),
+                found.get(iid, {}),
+                decided.get(str(row["target_id"]), decisions.NOT_REVIEWED),
+            )
+            for number, (iid, row) in enumerate(self.instances().items(), start=1)
+        ]
+
+    def instance(self, instance_id: str) -> dict[str, Any]:
+        found = self.instances().get(instance_id)
+        if found is None:
+            raise UnknownInstance(f"no instance {instance_id!r} in version {self.version}")
+        return found
+
+    def page(self, instance_id: str) -> dict[str, Any]:
+        """Everything an instance page shows (see ``templates/instance.html``)."""
+        row = self.instance(instance_id)
+        target_id, brief = str(row["target_id"]), str(row["brief"])
+        target = table.target(self.con, self.split, target_id)
+        inputs = gold.load_inputs(self.con, target_id)
+        terms = gold.redaction_terms(inputs)
+        numbers = audit.result_numbers(inputs.abstract)
+        decided = standing_of(self.con, self.split).get(target_id, decisions.NOT_REVIEWED)
+        history = [
+            review_of(r)
+            for r in table.of_split(self.con, self.split)
+            if r["target_id"] == target_id
+        ]
+        return {
+            "instance": row,
+            "brief": highlight.segments(brief, terms, numbers),
+            "terms": terms,
+            "hits": [
+                *mentioned(brief, terms),
+                *(n for n in numbers if highlight.number_spans(brief, n)),
+            ],
+            "findings": [
+                f for f in table.findings(self.con, self.version) if f["instance_id"] == instance_id
+            ],
+            "target": target,
+            "graded": self._graded(target_id, decided),
+            "excluded": [
+                r for r in table.references(self.con, target_id) if r["status"] != "eligible"
+            ],
+            "completeness": table.completeness(self.con, target_id),
+            "decided": decided,
+            "leak_holds": decisions.leak_holds(decided, brief),
+            "edited": self._edited(decided, terms, numbers),
+            "history": sorted(history, key=lambda r: -r.review_id),
+        }
+
+    def _graded(self, target_id: str, decided: Standing) -> dict[int, list[dict[str, Any]]]:
+        """The target's grades in this version by tier (3 first, tier 0 last), each with its
+        reference's contexts and intents and any standing regrade."""
+        cited: dict[str, dict[str, Any]] = {}
+        for ref in table.references(self.con, target_id):
+            if ref["paper_id"] is not None:
+                cited.setdefault(str(ref["paper_id"]), ref)
+        by_tier: dict[int, list[dict[str, Any]]] = {3: [], 2: [], 1: [], 0: []}
+        for grade in table.grades(self.con, self.version):
+            if grade["target_id"] != target_id:
+                continue
+            ref = cited.get(str(grade["paper_id"]), {})
+            regrade = decided.grades.get(str(grade["paper_id"]))
+            by_tier[int(grade["tier"])].append(
+                {
+                    **grade,
+                    "title": ref.get("title"),
+                    "year": ref.get("year"),
+                    "contexts": ref.get("contexts") or [],
+                    "intents": ref.get("intents") or [],
+                    "influential": ref.get("is_influential"),
+                    "regrade": regrade.after if regrade is not None else None,
+                }
+            )
+        return by_tier
+
+    @staticmethod
+    def _edited(decided: Standing, terms: list[str], numbers: list[str]) -> dict[str, Any] | None:
+        """The standing edited brief, highlighted, with its re-audit."""
+        if decided.brief is None:
+            return None
+        text = str(decided.brief.after["text"])
+        return {
+            "review": decided.brief,
+            "segments": highlight.segments(text, terms, numbers),
+            "findings": decided.brief.after.get("findings", []),
+            "words": len(text.split()),
+            "fits": MIN_WORDS <= len(text.split()) <= MAX_WORDS,
+        }
+
+    def neighbours(
+        self, instance_id: str, state: str, finding: str
+    ) -> tuple[str | None, str | None]:
+        """The previous and next instance among those the filters let through."""
+        shown = [
+            r.instance_id
+            for r in self.rows()
+            if r.shown(state, finding) or r.instance_id == instance_id
+        ]
+        at = shown.index(instance_id)
+        return (shown[at - 1] if at > 0 else None, shown[at + 1] if at + 1 < len(shown) else None)
+
+    # --- decisions --------------------------------------------------------------------------
+
+    def record(self, instance_id: str, action: str, form: Mapping[str, str]) -> int:
+        """Record one decision on an instance; returns its review ID. Raises InputError naming
+        what is wrong (an unknown action, a reject without a reason, a grade that changes
+        nothing...)."""
+        row = self.instance(instance_id)
+        try:
+            chosen = Action(action)
+        except ValueError:
+            raise InputError(f"unknown action {action!r}") from None
+        target_id = str(row["target_id"])
+        decided = standing_of(self.con, self.split).get(target_id, decisions.NOT_REVIEWED)
+        paper, before, after = self._decision(chosen, row, form, decided)
+        return table.add(
+            self.con,
+            {
+                "split": self.split,
+                "version_id": self.version,
+                "instance_id": instance_id,
+                "target_id": target_id,
+                "paper_id": paper,
+                "action": chosen.value,
+                "curator": self.curator,
+                "created_at": dt.datetime.now(dt.UTC),
+                "before": before,
+                "after": after,
+            },
+        )
+
+    def _decision(
+        self, action: Action, row: Mapping[str, Any], form: Mapping[str, str], decided: Standing
+    ) -> tuple[str | None, dict[str, Any], dict[str, Any]]:
+        """(paper, before, after) of a decision."""
+        note = _note(form.get("note") or form.get("reason") or "")
+        if action in (Action.ACCEPT, Action.REJECT):
+            if action is Action.REJECT and not note:
+                raise InputError("a rejection needs a reason")
+            return None, {"state": decided.state.value}, {"reason": note}
+        if action is Action.GRADE:
+            return self._regrade(row, form, decided, note)
+        brief = str(row["brief"])
+        if action is Action.LEAK:
+            leaking = form.get("leaking", "true") == "true"
+            if leaking and not note:
+                raise InputError("a leak mark needs a note: what gives the target away")
+            held = decisions.leak_holds(decided, brief)
+            return None, {"leaking": held}, {"leaking": leaking, "note": note, "brief": brief}
+        return None, *self._rewrite(row, form, decided)
+
+    def _regrade(
+        self, row: Mapping[str, Any], form: Mapping[str, str], decided: Standing, note: str
+    ) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        paper = form.get("paper_id", "")
+        graded = {
+            g["paper_id"]: g
+            for g in table.grades(self.con, self.version)
+            if g["target_id"] == row["target_id"]
+        }
+        if paper not in graded:
+            raise InputError(f"{paper!r} is not a graded reference of this instance's target")
+        try:
+            tier = int(form.get("tier", ""))
+            role = decisions.check_grade(tier, form.get("role") or None)
+        except ValueError as error:
+            raise InputError(str(error)) from None
+        standing = decided.grades.get(paper)
+        now = standing.after if standing is not None else graded[paper]
+        before = {"tier": int(now["tier"]), "role": now["role"]}
+        if (tier, role) == (before["tier"], before["role"]):
+            raise InputError(f"T{tier} {role or ''} is already its grade: nothing changes")
+        return paper, before, {"tier": tier, "role": role, "note": note}
+
+    def _rewrite(
+        self, row: Mapping[str, Any], form: Mapping[str, str], decided: Standing
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        text = " ".join((form.get("text") or "").split())
+        if not text:
+            raise InputError("an edited brief needs its text")
+        if len(text) > decisions.MAX_BRIEF:
+            raise InputError(f"an edited brief has at most {decisions.MAX_BRIEF:,} characters")
+        now = str(decided.brief.after["text"]) if decided.brief is not None else str(row["brief"])
+        if text == now:
+            raise InputError("the brief is unchanged")
+        findings = self.reaudit(str(row["target_id"]), text)
+        return {"text": now}, {"text": text, "findings": findings, "words": len(text.split())}
+
+    def reaudit(self, target_id: str, text: str) -> list[dict[str, Any]]:
+        """The four checks a build runs on a brief, on ``text`` (cached calls cost nothing)."""
+        inputs = gold.load_inputs(self.con, target_id)
+        warehouse.build_search_index(self.con)
+        if self._llm is None:
+            self._llm = gold.make_llm(self.settings, self.con)
+        found = audit_checks.four(
+            self._llm,
+            self.con,
+            self.settings,
+            decisions.edited_brief_id(target_id, text),
+            text,
+            (target_id, inputs.title, inputs.abstract),
+            gold.redaction_terms(inputs),
+        )
+        return [f.model_dump(mode="json", exclude={"brief_id"}) for f in found]
+
+
+def _note(text: str) -> str:
+    note = " ".join(text.split())
+    if len(note) > decisions.MAX_NOTE:
+        raise InputError(f"a reason or note has at most {decisions.MAX_NOTE:,} characters")
+    return note
