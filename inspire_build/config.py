@@ -157,6 +157,9 @@ class Settings(BaseSettings):
     dask_dashboard_port: int = Field(default=8787, ge=1, le=65535)
     dask_worker_port: int = Field(default=8788, ge=1, le=65535)
 
+    # Curator review: who takes the decisions `inspire review serve` records (--curator wins).
+    curator: str | None = None
+
     # Splits
     splits: dict[str, SplitConfig] = Field(default_factory=dict)
 

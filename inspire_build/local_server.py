@@ -46,26 +46,25 @@ def in_thread(app: ASGIApp, port: int = 0, what: str = "the server") -> Iterator
         thread.join(timeout=10)
 
 
-def bind(port: int) -> socket.socket:
-    """A socket bound to 127.0.0.1:``port`` (0 picks a free one) for :func:`serve_on`.
+def bind(port: int, host: str = "127.0.0.1") -> socket.socket:
+    """A socket bound to ``host``:``port`` (0 picks a free one) for :func:`serve_on`.
 
     Binding first, before anything is printed or loaded, makes a busy port one clear error
     (an :class:`InspireError`, exit 1) instead of uvicorn's startup failure, and leaves no
     moment in which another process can take the port between a check and the server's start.
     """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restarts
     try:
-        sock.bind(("127.0.0.1", port))
+        sock.bind((host, port))
     except (OSError, OverflowError) as error:
         sock.close()
         if isinstance(error, OSError) and error.errno == errno.EADDRINUSE:
             reason = "is in use"
         else:
             reason = f"cannot be used ({getattr(error, 'strerror', None) or error})"
-        raise InspireError(
-            f"port {port} on 127.0.0.1 {reason}; choose another with --port"
-        ) from error
+        raise InspireError(f"port {port} on {host} {reason}; choose another with --port") from error
     return sock
 
 

@@ -67,6 +67,7 @@ from inspire_build.cli import (  # noqa: E402, F401  (each registers its command
     environment,
     evaluation,
     fetching,
+    review,
     sandbox,
     targets,
     warehousing,

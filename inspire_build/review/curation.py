@@ -172,6 +172,15 @@ class Curation:
             raise UnknownInstance(f"no instance {instance_id!r} in version {self.version}")
         return found
 
+    def applied(self) -> dict[str, Any] | None:
+        """For a version made by ``--apply-reviews``: its base, the reviews and the figures."""
+        found = _json(self.header.get("reviews"))
+        return dict(found) if found else None
+
+    def boundary(self) -> dict[str, Any]:
+        """The attacks ``inspire audit`` played on this version's public side (empty: none)."""
+        return table.boundary(self.con, self.version)
+
     def page(self, instance_id: str) -> dict[str, Any]:
         """Everything an instance page shows (see ``templates/instance.html``)."""
         row = self.instance(instance_id)

@@ -39,6 +39,7 @@ def test_the_wheel_installs_and_builds_outside_the_checkout(
     [wheel] = dist.glob("inspire_build-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "inspire_build/prompts/grade.md" in names
+    assert "inspire_build/review/templates/instance.html" in names  # the review pages
     assert any(n.startswith("inspire_build/migrations/0001_") for n in names)
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("INSPIRE_", "PREFECT_"))}

@@ -1,0 +1,82 @@
+"""Curator review: `review serve`, the web pages that read, judge and correct a version's
+instances (``inspire build --apply-reviews`` then writes a version with the decisions)."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated
+
+import typer
+
+from inspire_build import local_server, splits, warehouse
+from inspire_build.cli.common import (
+    SplitOption,
+    VersionOption,
+    WarehouseOption,
+    _check_split,
+    _Context,
+    _sub_app,
+    _warehouse_path,
+    err,
+)
+from inspire_build.errors import InputError
+
+review_app = _sub_app(
+    "review", "Curator review: read, judge and correct a split version's instances in a browser."
+)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+@review_app.command("serve")
+def review_serve(
+    ctx: typer.Context,
+    split: SplitOption = "eval",
+    version: VersionOption = None,
+    port: Annotated[int, typer.Option(help="The port to serve on (0: a free one).")] = 8770,
+    host: Annotated[
+        str,
+        typer.Option(
+            help="The address to bind. Only 127.0.0.1 (the default) keeps the pages, which show "
+            "the private side, to this machine."
+        ),
+    ] = "127.0.0.1",
+    curator: Annotated[
+        str | None,
+        typer.Option(help="Your name, recorded with each decision. Default: $INSPIRE_CURATOR."),
+    ] = None,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Serve the review pages of a split version (default: the split's latest) until Ctrl-C;
+    each decision is a row of the `reviews` table."""
+    from inspire_build.review.app import create_app
+    from inspire_build.review.curation import Curation
+
+    _check_split(ctx, split, version, warehouse_path)
+    root: _Context = ctx.obj
+    name = (curator or root.settings.curator or "").strip()
+    if not name:
+        raise InputError("who is reviewing? give --curator NAME (or set INSPIRE_CURATOR)")
+    sock = local_server.bind(port, host)  # a busy port fails here, before the warehouse opens
+    try:
+        with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+            chosen = version or splits.latest_version(con, split)
+            review = Curation(con, root.settings, chosen, name)
+            bound = sock.getsockname()
+            err.print(
+                f"reviewing {chosen} ({len(review.instances())} instances) as {name} on "
+                f"http://{host if ':' not in host else f'[{host}]'}:{bound[1]} (Ctrl-C stops)"
+            )
+            if not _loopback(host):
+                err.print(
+                    f"warning: bound to {host}, not loopback: anyone who reaches this machine "
+                    "can read the private side and record decisions"
+                )
+            local_server.serve_on(create_app(review), sock)
+    finally:
+        sock.close()
