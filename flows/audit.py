@@ -2,7 +2,8 @@
 side (the hash and window attacks of ``boundary_store``), and report both.
 
 ``make audit`` runs it on the latest version of each split that has one (naming those that have
-none) and exits non-zero if any accepted instance fails a check, or if the information boundary
+none) and exits non-zero if any accepted instance fails a check (an instance whose brief a
+curator marked leaking, in ``inspire review serve``, fails too), or if the information boundary
 does not hold.
 """
 
@@ -21,6 +22,7 @@ from flows import console
 from inspire_build import boundary_store, gold, splits, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InputError, InspireError
+from inspire_build.review import apply
 
 
 @flow(name="audit-split", log_prints=True)
@@ -46,6 +48,7 @@ def _audit(logger: Any, settings: Settings, split: str, version: str | None) -> 
     ) as con:
         chosen = version or splits.latest_version(con, split)
         report = gold.audit_version(gold.make_llm(settings, con), con, settings, chosen)
+        report = apply.with_leak_marks(report, apply.leak_failures(con, chosen))  # curators'
         attacks = boundary_store.attack_version(con, settings, chosen)
     lines = [*report.lines(), *attacks.lines()]
     for line in lines:

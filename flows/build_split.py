@@ -52,6 +52,7 @@ from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InspireError
 from inspire_build.http import ResponseStore
 from inspire_build.models import TargetStatus
+from inspire_build.review import apply
 from inspire_build.selection import Selection
 from inspire_build.sources import make_client
 from inspire_build.tables import reading_copy
@@ -123,6 +124,13 @@ def write_version(
     return pipeline.write(con, settings, split, label, targets)
 
 
+@task(name="apply-reviews", **NO_STORE)
+def apply_reviews_task(
+    con: Any, settings: Settings, split: str, label: str | None
+) -> dict[str, Any]:
+    return apply.apply_reviews(con, settings, split, label)
+
+
 @flow(name="build-split", log_prints=True)
 def build_split(
     split: str = "eval",
@@ -136,11 +144,13 @@ def build_split(
     llm_concurrency: int | None = None,
     runner: str | None = None,
     dask_address: str | None = None,
+    apply_reviews: bool = False,
 ) -> Any:
     """Build one split version end to end and return its row (into ``warehouse_path``, else
     the configured warehouse); a :class:`Cancelled` build ends its flow run Cancelled.
     ``runner="dask"`` resolves the lineage chunks on Dask workers (at ``dask_address``, else on
-    a LocalCluster)."""
+    a LocalCluster). ``apply_reviews`` runs no step: it writes the split's latest version again
+    with the curators' standing reviews applied, as a new version."""
     logger = get_run_logger()
     settings = get_settings().overridden(
         split,
@@ -154,8 +164,9 @@ def build_split(
         runner=runner,
         dask_address=dask_address,
     )
-    pipeline.check_sources(settings)  # a configuration error fails at once, before any request
-    if settings.runner == "dask":
+    if not apply_reviews:  # a configuration error fails at once, before any request
+        pipeline.check_sources(settings)
+    if settings.runner == "dask" and not apply_reviews:
         dask_runner.require()  # a configuration error fails at once, before any request
     requested = dt.datetime.now(dt.UTC)
     try:
@@ -166,7 +177,8 @@ def build_split(
             if closed := build_runs.begin(con, run_id, split, requested):
                 logger.info(f"closed {closed} earlier build(s) that died before finishing")
             try:
-                version = _build(logger, con, settings, split, label)
+                made = _reviewed if apply_reviews else _build
+                version = made(logger, con, settings, split, label)
             except (Exception, TerminationSignal) as error:
                 stopped = console.as_cancelled(error)
                 if isinstance(stopped, duckdb.Error):  # a full disk: said in one line
@@ -230,10 +242,25 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
     stages.advance(WRITE, 0, 1)
     version: dict[str, Any] = write_version(con, settings, split, label, resolved)
     stages.advance(WRITE, 1, 1)
+    update_progress_artifact(shown, 100.0)
+    return _published(logger, con, split, version)
+
+
+def _reviewed(logger: Any, con: Any, settings: Settings, split: str, label: str | None) -> Any:
+    """The split's latest version written again with the curators' reviews applied: from the
+    version's own records, with no lineage or LLM step."""
+    stages.advance(WRITE, 0, 1)
+    version: dict[str, Any] = apply_reviews_task(con, settings, split, label)
+    stages.advance(WRITE, 1, 1)
+    logger.info(f"reviews applied to {version['reviews']['base_version']}: {version['reviews']}")
+    return _published(logger, con, split, version)
+
+
+def _published(logger: Any, con: Any, split: str, version: dict[str, Any]) -> Any:
+    """Log the version written and publish its counts and card as the build's artifact."""
     logger.info(f"version {version['version_id']}: {version['counts']}")
     for note in version["notes"]:
         logger.warning(note)
-    update_progress_artifact(shown, 100.0)
     card = exports.dataset_card(con, split, version["version_id"], None)
     create_markdown_artifact(
         key=f"{split}-version",

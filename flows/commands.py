@@ -41,17 +41,33 @@ def build(
             "without one, a LocalCluster starts on the pinned INSPIRE_DASK_* ports."
         ),
     ] = None,
+    apply_reviews: Annotated[
+        bool,
+        typer.Option(
+            "--apply-reviews",
+            help="Run no step: write the split's latest version again with the curators' "
+            "reviews (inspire review serve) applied, as a new version.",
+            metavar="",
+        ),
+    ] = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Run the build-split flow in this process and print the version it wrote."""
     from flows import console, progress
 
     _check_split(ctx, split)
+    if apply_reviews and (limit or runner or dask_address):
+        raise typer.BadParameter(
+            "--apply-reviews writes from the latest version's records and runs no step, so it "
+            "takes no --limit, --runner or --dask-address",
+            param_hint="--apply-reviews",
+        )
     settings = get_settings().overridden(runner=runner, dask_address=dask_address)
-    check_sources(settings)
+    if not apply_reviews:
+        check_sources(settings)
     if dask_address and settings.runner != "dask":
         raise typer.BadParameter("--dask-address needs --runner dask", param_hint="--dask-address")
-    path = _warehouse_path(ctx, warehouse_path, create=True)
+    path = _warehouse_path(ctx, warehouse_path, create=not apply_reviews)
     console.use_project_prefect(Path.cwd(), os.environ)
     with console.cancel_on_signals():
         console.temporary_server(os.environ)
@@ -67,6 +83,7 @@ def build(
                 warehouse_path=str(path),
                 runner=runner,
                 dask_address=dask_address,
+                apply_reviews=apply_reviews,
                 return_state=True,
             )
         version = console.outcome(state)
