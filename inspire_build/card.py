@@ -142,3 +142,42 @@ def method_section(readings: int | None = None) -> list[str]:
         "mechanism from the brief alone; a second call compares the guess with the abstract).",
         "",
     ]
+
+
+REVIEW_FIGURES = (
+    ("reviewed", "instances of the base with a standing decision"),
+    ("accepted", "accepted by a curator"),
+    ("rejected", "rejected by a curator (dropped)"),
+    ("corrected", "kept, with antecedents or brief corrected"),
+    ("tier_changes", "references whose tier a curator changed"),
+    ("role_changes", "antecedents whose role alone a curator changed"),
+    ("briefs_edited", "briefs a curator rewrote (re-audited)"),
+    ("marked_leaking", "kept instances whose brief a curator marked leaking"),
+    ("emptied", "instances left with no antecedent (dropped)"),
+)
+
+
+def review_section(applied: Mapping[str, object] | None) -> list[str]:
+    """What curators decided in this version (``inspire review serve``): the figures a version
+    made by ``inspire build --apply-reviews`` keeps; None: no review was applied."""
+    lines = ["## Curator review", ""]
+    if not applied:
+        return [
+            *lines,
+            "No curator review was applied to this version (`inspire review serve` records "
+            "decisions; `inspire build --apply-reviews` writes a version with them).",
+            "",
+        ]
+    figures = applied.get("figures")
+    counts = figures if isinstance(figures, Mapping) else {}
+    ids = applied.get("review_ids")
+    lines += [
+        f"This version is `{applied.get('base_version')}` with "
+        f"{len(ids) if isinstance(ids, list) else 0} standing curator decisions applied "
+        "(`inspire build --apply-reviews`).",
+        "",
+        "| figure | count |",
+        "|---|---|",
+    ]
+    lines += [f"| {label} | {int(counts.get(name, 0)):,} |" for name, label in REVIEW_FIGURES]
+    return [*lines, ""]

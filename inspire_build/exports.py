@@ -27,6 +27,7 @@ from inspire_build import boundary, boundary_store, card, sampling, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError, InspireError
 from inspire_build.splits import latest_version
+from inspire_build.tables import reviews as reviews_table
 from inspire_build.tables import versions
 
 PUBLIC_FILES = ("instances.jsonl", "instances.parquet")
@@ -221,6 +222,8 @@ def dataset_card(
     lines += card.sources_section(versions.served(con, version))
     readings = json.loads(str(row[2] or "{}")).get("grade_readings")
     lines += card.method_section(readings)
+    applied = (reviews_table.version(con, version) or {}).get("reviews")
+    lines += card.review_section(json.loads(applied) if isinstance(applied, str) else applied)
     return "\n".join(lines + boundary_section(report))
 
 

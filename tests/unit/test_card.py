@@ -46,3 +46,20 @@ def test_the_card_says_how_many_readings_graded_each_reference() -> None:
     assert "graded in 2 readings" in "\n".join(card.method_section(2))
     assert "one reading" in card.readings_line(1)
     assert card.readings_line(None) == "- Each reference was graded once."
+
+
+def test_the_review_section_reports_the_applied_figures_or_says_there_were_none() -> None:
+    from inspire_build.card import review_section
+
+    none = review_section(None)
+    assert none[0] == "## Curator review" and "No curator review was applied" in none[2]
+    applied = {
+        "base_version": "eval-abc",
+        "review_ids": [1, 4, 7],
+        "figures": {"reviewed": 3, "rejected": 1, "tier_changes": 2},
+    }
+    lines = review_section(applied)
+    assert "`eval-abc` with 3 standing curator decisions applied" in lines[2]
+    assert "| rejected by a curator (dropped) | 1 |" in lines
+    assert "| references whose tier a curator changed | 2 |" in lines
+    assert "| briefs a curator rewrote (re-audited) | 0 |" in lines  # absent: 0
