@@ -1,0 +1,68 @@
+"""`inspire review serve`: refused without a curator or with an unknown version, in one line;
+served on 127.0.0.1 as a real process, where a page answers and a POST without the token does
+not record."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from inspire_build import warehouse
+from inspire_build.cli import app
+from inspire_build.errors import InputError
+from inspire_build.local_server import free_port
+from tests.unit.review.conftest import IA, VERSION, plant
+
+
+@pytest.fixture
+def planted_file(tmp_path: Path) -> Path:
+    path = tmp_path / "w.duckdb"
+    with warehouse.open_warehouse(path) as con:
+        plant(con)
+    return path
+
+
+def test_serve_refuses_without_a_curator_or_with_an_unknown_version(planted_file: Path) -> None:
+    runner = CliRunner()
+    nobody = runner.invoke(app, ["review", "serve", "--warehouse", str(planted_file)])
+    assert isinstance(nobody.exception, InputError)  # `inspire` exits 2 with its message
+    assert "give --curator NAME (or set INSPIRE_CURATOR)" in str(nobody.exception)
+    named = ["--curator", "ada", "--warehouse", str(planted_file)]
+    unknown = runner.invoke(app, ["review", "serve", "--version", "eval-x", *named])
+    assert isinstance(unknown.exception, InputError) and "unknown version 'eval-x'" in str(
+        unknown.exception
+    )
+
+
+def test_serve_answers_on_loopback_until_interrupted(planted_file: Path) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "inspire_build", "review", "serve", "--port", str(port),
+               "--warehouse", str(planted_file)]  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "INSPIRE_CURATOR": "ada"}
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        assert line.startswith(f"reviewing {VERSION} (2 instances) as ada on http://127.0.0.1:")
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                page = httpx.get(base + "/")
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert page.status_code == 200 and "curator <strong>ada</strong>" in page.text
+        assert httpx.post(f"{base}/i/{IA}/accept", data={"reason": ""}).status_code == 403
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+    con = warehouse.connect(planted_file, read_only=True)
+    assert con.execute("SELECT count(*) FROM reviews").fetchone() == (0,)
+    con.close()

@@ -1,0 +1,80 @@
+"""The review app over HTTP (Starlette's test client): untrusted text escaped, every
+state-changing request bound to the session's token, bodies over 1 MB refused."""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pytest
+from fastapi.testclient import TestClient
+
+from inspire_build.config import Settings
+from inspire_build.review.app import COOKIE, MAX_BODY, create_app
+from inspire_build.review.curation import Curation
+from tests.unit.review.conftest import IA, IB, SCRIPT_ABSTRACT, SCRIPT_BRIEF
+
+
+@pytest.fixture
+def client(con: duckdb.DuckDBPyConnection, planted: str) -> TestClient:
+    return TestClient(create_app(Curation(con, Settings(llm_backend="rules"), planted, "ada")))
+
+
+def _token(html: str) -> str:
+    found = re.search(r'name="csrf" value="([0-9a-f]+)"', html)
+    assert found is not None
+    return found.group(1)
+
+
+def _reviews(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT count(*) FROM reviews").fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_pages_render_untrusted_text_as_text(client: TestClient) -> None:
+    page = client.get(f"/i/{IA}")
+    assert page.status_code == 200
+    assert SCRIPT_BRIEF not in page.text and SCRIPT_ABSTRACT not in page.text
+    assert "&lt;script&gt;alert(&#39;brief&#39;)&lt;/script&gt;" in page.text
+    assert "&lt;script&gt;alert(&#39;abstract&#39;)&lt;/script&gt;" in page.text
+    policy = page.headers["content-security-policy"]
+    nonce = re.search(r"'nonce-([^']+)'", policy)
+    assert nonce is not None and page.text.count("<script") == 1  # the page's own, nonced
+    assert f'<script nonce="{nonce.group(1)}">' in page.text
+    assert "httponly" in page.headers["set-cookie"].lower()
+    assert "samesite=strict" in page.headers["set-cookie"].lower()
+    listing = client.get("/", params={"finding": "mechanism:partial"})
+    assert listing.status_code == 200
+    assert f"/i/{IB}" in listing.text and f"/i/{IA}" not in listing.text
+    assert "1 of 2 shown" in listing.text
+
+
+def test_a_post_without_the_session_token_is_refused(
+    client: TestClient, con: duckdb.DuckDBPyConnection
+) -> None:
+    token = _token(client.get(f"/i/{IA}").text)
+    form = {"reason": "off topic"}
+    assert client.post(f"/i/{IA}/reject", data=form).status_code == 403
+    assert client.post(f"/i/{IA}/reject", data={**form, "csrf": "0" * 64}).status_code == 403
+    stranger = TestClient(client.app)  # another session: its cookie, not this token
+    assert stranger.post(f"/i/{IA}/reject", data={**form, "csrf": token}).status_code == 403
+    assert _reviews(con) == 0
+    done = client.post(f"/i/{IA}/reject", data={**form, "csrf": token}, follow_redirects=False)
+    assert done.status_code == 303 and done.headers["location"] == f"/i/{IA}?done=1"
+    assert _reviews(con) == 1
+    assert "Recorded review #1" in client.get(done.headers["location"]).text
+    assert COOKIE in client.cookies
+
+
+def test_bad_requests_are_answered_and_record_nothing(
+    client: TestClient, con: duckdb.DuckDBPyConnection
+) -> None:
+    token = _token(client.get(f"/i/{IB}").text)
+    big = client.post(f"/i/{IA}/brief", data={"csrf": token, "text": "x" * (MAX_BODY + 1)})
+    assert big.status_code == 413
+    wrong = client.post(f"/i/{IA}/reject", data={"csrf": token, "reason": ""})
+    assert wrong.status_code == 400 and "needs a reason" in wrong.text
+    assert client.get("/i/" + "f" * 16).status_code == 404
+    assert client.get("/", params={"state": "<b>x</b>"}).status_code == 400
+    assert "<b>x</b>" not in client.get("/", params={"state": "<b>x</b>"}).text
+    assert _reviews(con) == 0
