@@ -25,10 +25,21 @@ help: ## List the targets with what they do
 	@grep -E '^[a-z][a-zA-Z_-]*:.*?## ' $(MAKEFILE_LIST) \
 		| awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
 
-setup: ## Create .venv and install the project with its dev extra
+setup: ## Create .venv and install the project with its dev extra (and Chromium for the browser tests)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,dask]'
+	@# The review's browser tests drive Debian's chromium through chromium-driver; they skip
+	@# without them. Installed here with apt-get where it can be (as root), else said.
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif command -v apt-get > /dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "make setup: installing chromium and chromium-driver (apt-get)"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			chromium chromium-driver > /dev/null; } \
+		|| echo "make setup: apt-get could not install chromium and chromium-driver; the browser tests will skip"; \
+	else \
+		echo "make setup: no chromium and chromium-driver, and no apt-get as root to install them; the browser tests will skip (install them to run those)"; \
+	fi
 
 test: lint typecheck unit ## Run every gate: ruff, mypy, pytest
 
