@@ -47,6 +47,7 @@ EXPECTED_TABLES = {
     "bulk_abstracts",
     "bulk_citations",
     "bulk_paper_ids",
+    "reviews",
 }
 
 
