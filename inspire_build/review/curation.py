@@ -50,8 +50,13 @@ def review_of(row: Mapping[str, Any]) -> Review:
         before=_json(row["before"]),
         instance_id=str(row["instance_id"]),
         version_id=str(row["version_id"]),
-        created_at=row["created_at"],
+        created_at=_utc(row["created_at"]),
     )
+
+
+def _utc(value: Any) -> Any:
+    """A time from the warehouse (DuckDB gives it in the local zone) in UTC, as pages show it."""
+    return value.astimezone(dt.UTC) if isinstance(value, dt.datetime) else value
 
 
 def standing_of(con: duckdb.DuckDBPyConnection, split: str) -> dict[str, Standing]:
@@ -136,7 +141,7 @@ class Curation:
             raise InputError("a curator needs a name: --curator NAME or INSPIRE_CURATOR")
         self.con, self.settings, self.curator = con, settings, curator.strip()
         self.version, self.split = version_id, str(header["split"])
-        self.header = header
+        self.header = {**header, "created_at": _utc(header["created_at"])}
         self._llm: LLM | None = None
 
     # --- what the pages read ----------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import duckdb
@@ -91,6 +92,9 @@ def test_each_decision_is_a_row_and_none_is_overwritten(
     assert states[IA].state is State.ACCEPTED and states[IA].corrected
     assert states[IB].state is State.REVIEWED and states[IB].leaking
     assert curation.page(IA)["graded"][1][0]["regrade"]["tier"] == 3
+    history = curation.page(IA)["history"]
+    assert [r.review_id for r in history] == [3, 2, 1]  # newest first, this target's only
+    assert all(r.created_at.tzinfo is dt.UTC for r in history)  # shown as UTC
 
 
 @pytest.mark.parametrize(
