@@ -172,10 +172,10 @@ class Curation:
         ]
 
     def instance(self, instance_id: str) -> dict[str, Any]:
-        found = self.instances().get(instance_id)
-        if found is None:
+        found = table.instances(self.con, self.version, instance_id)
+        if not found:
             raise UnknownInstance(f"no instance {instance_id!r} in version {self.version}")
-        return found
+        return found[0]
 
     def applied(self) -> dict[str, Any] | None:
         """For a version made by ``--apply-reviews``: its base, the reviews and the figures."""
@@ -195,11 +195,7 @@ class Curation:
         terms = gold.redaction_terms(inputs)
         numbers = audit.result_numbers(inputs.abstract)
         decided = standing_of(self.con, self.split).get(target_id, decisions.NOT_REVIEWED)
-        history = [
-            review_of(r)
-            for r in table.of_split(self.con, self.split)
-            if r["target_id"] == target_id
-        ]
+        history = [review_of(r) for r in table.of_split(self.con, self.split, target_id)]
         return {
             "instance": row,
             "brief": highlight.segments(brief, terms, numbers),
@@ -208,9 +204,7 @@ class Curation:
                 *mentioned(brief, terms),
                 *(n for n in numbers if highlight.number_spans(brief, n)),
             ],
-            "findings": [
-                f for f in table.findings(self.con, self.version) if f["instance_id"] == instance_id
-            ],
+            "findings": table.findings(self.con, self.version, instance_id),
             "target": target,
             "graded": self._graded(target_id, decided),
             "excluded": [
@@ -231,9 +225,7 @@ class Curation:
             if ref["paper_id"] is not None:
                 cited.setdefault(str(ref["paper_id"]), ref)
         by_tier: dict[int, list[dict[str, Any]]] = {3: [], 2: [], 1: [], 0: []}
-        for grade in table.grades(self.con, self.version):
-            if grade["target_id"] != target_id:
-                continue
+        for grade in table.grades(self.con, self.version, target_id):
             ref = cited.get(str(grade["paper_id"]), {})
             regrade = decided.grades.get(str(grade["paper_id"]))
             by_tier[int(grade["tier"])].append(
@@ -329,11 +321,8 @@ class Curation:
         self, row: Mapping[str, Any], form: Mapping[str, str], decided: Standing, note: str
     ) -> tuple[str, dict[str, Any], dict[str, Any]]:
         paper = form.get("paper_id", "")
-        graded = {
-            g["paper_id"]: g
-            for g in table.grades(self.con, self.version)
-            if g["target_id"] == row["target_id"]
-        }
+        target = str(row["target_id"])
+        graded = {g["paper_id"]: g for g in table.grades(self.con, self.version, target)}
         if paper not in graded:
             raise InputError(f"{paper!r} is not a graded reference of this instance's target")
         try:

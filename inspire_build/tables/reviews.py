@@ -21,13 +21,17 @@ def add(con: duckdb.DuckDBPyConnection, row: Mapping[str, object]) -> int:
     return review_id
 
 
-def of_split(con: duckdb.DuckDBPyConnection, split: str) -> list[dict[str, Any]]:
-    """Every review made on a version of ``split``, by ID (``before``/``after`` as JSON text)."""
+def of_split(
+    con: duckdb.DuckDBPyConnection, split: str, target_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Every review made on a version of ``split`` (only of ``target_id``, when given), by ID
+    (``before``/``after`` as JSON text)."""
     return warehouse.dicts(
         con,
         "SELECT review_id, version_id, instance_id, target_id, paper_id, action, curator, "
-        'created_at, "before", "after" FROM reviews r WHERE split = ? ORDER BY review_id',
-        [split],
+        'created_at, "before", "after" FROM reviews WHERE split = ? '
+        "AND (?::VARCHAR IS NULL OR target_id = ?) ORDER BY review_id",
+        [split, target_id, target_id],
     )
 
 
@@ -43,15 +47,19 @@ def version(con: duckdb.DuckDBPyConnection, version_id: str) -> dict[str, Any] |
     return rows[0] if rows else None
 
 
-def instances(con: duckdb.DuckDBPyConnection, version_id: str) -> list[dict[str, Any]]:
-    """A version's instances, by ID, with their target's outcome in the split."""
+def instances(
+    con: duckdb.DuckDBPyConnection, version_id: str, instance_id: str | None = None
+) -> list[dict[str, Any]]:
+    """A version's instances (only ``instance_id``, when given), by ID, with their target's
+    outcome in the split."""
     return warehouse.dicts(
         con,
         "SELECT i.instance_id, i.target_id, i.brief_id, i.brief, i.cutoff_date, i.n_antecedents, "
         "t.outcome FROM instances i JOIN split_versions v USING (version_id) "
         "LEFT JOIN targets t ON t.split = v.split AND t.paper_id = i.target_id "
-        "WHERE i.version_id = ? ORDER BY i.instance_id",
-        [version_id],
+        "WHERE i.version_id = ? AND (?::VARCHAR IS NULL OR i.instance_id = ?) "
+        "ORDER BY i.instance_id",
+        [version_id, instance_id, instance_id],
     )
 
 
@@ -65,23 +73,31 @@ def qrels(con: duckdb.DuckDBPyConnection, version_id: str) -> list[dict[str, Any
     )
 
 
-def grades(con: duckdb.DuckDBPyConnection, version_id: str) -> list[dict[str, Any]]:
-    """A version's own copy of its targets' grades, tier 0 included."""
+def grades(
+    con: duckdb.DuckDBPyConnection, version_id: str, target_id: str | None = None
+) -> list[dict[str, Any]]:
+    """A version's own copy of its targets' grades (only ``target_id``'s, when given), tier 0
+    included."""
     return warehouse.dicts(
         con,
         'SELECT target_id, paper_id, tier, "role", rationale FROM version_grades '
-        "WHERE version_id = ? ORDER BY target_id, paper_id",
-        [version_id],
+        "WHERE version_id = ? AND (?::VARCHAR IS NULL OR target_id = ?) "
+        "ORDER BY target_id, paper_id",
+        [version_id, target_id, target_id],
     )
 
 
-def findings(con: duckdb.DuckDBPyConnection, version_id: str) -> list[dict[str, Any]]:
-    """A version's own copy of its briefs' audit findings, per instance."""
+def findings(
+    con: duckdb.DuckDBPyConnection, version_id: str, instance_id: str | None = None
+) -> list[dict[str, Any]]:
+    """A version's own copy of its briefs' audit findings (only ``instance_id``'s, when given),
+    per instance."""
     return warehouse.dicts(
         con,
         'SELECT instance_id, "check", passed, "level", detail FROM version_findings '
-        'WHERE version_id = ? ORDER BY instance_id, "check"',
-        [version_id],
+        "WHERE version_id = ? AND (?::VARCHAR IS NULL OR instance_id = ?) "
+        'ORDER BY instance_id, "check"',
+        [version_id, instance_id, instance_id],
     )
 
 
