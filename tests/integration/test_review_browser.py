@@ -139,6 +139,14 @@ def _submit(driver: Any, form: Any) -> None:
     WebDriverWait(driver, 10).until(expected_conditions.staleness_of(button))
 
 
+def _at(driver: Any, base: str, instance_id: str) -> None:
+    """Wait until the browser shows ``instance_id``'s page (a key's navigation may lag)."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 10).until(expected_conditions.url_contains(f"{base}/i/{instance_id}"))
+
+
 def test_a_planted_script_shows_as_text_and_never_runs(browser: Any, served: Served) -> None:
     from selenium.webdriver.common.by import By
 
@@ -180,7 +188,7 @@ def test_a_curator_session_then_apply_reviews_and_audit(
     assert [r.get_attribute("data-instance") for r in rows] == [served.partial]
     # open the instance; regrade a T1 antecedent to T3
     rows[0].find_element(By.TAG_NAME, "a").click()
-    assert browser.current_url.startswith(f"{served.base}/i/{served.partial}")
+    _at(browser, served.base, served.partial)
     t1 = browser.find_element(By.CSS_SELECTOR, "#tier-1 .ref")
     paper = t1.get_attribute("data-paper")
     form = t1.find_element(By.CSS_SELECTOR, "form.regrade")
@@ -212,11 +220,11 @@ def test_a_curator_session_then_apply_reviews_and_audit(
     _screenshot(browser, shots / "review-instance.png", 2000)
     # keys: k to the previous instance, j back, then r and a reason to reject it
     browser.find_element(By.TAG_NAME, "body").send_keys("k")
-    assert browser.current_url.startswith(f"{served.base}/i/{served.instances[2]}")
+    _at(browser, served.base, served.instances[2])
     browser.find_element(By.TAG_NAME, "body").send_keys("j")
-    assert browser.current_url.startswith(f"{served.base}/i/{served.instances[3]}")
+    _at(browser, served.base, served.instances[3])
     browser.find_element(By.TAG_NAME, "body").send_keys("j")
-    assert browser.current_url.startswith(f"{served.base}/i/{served.instances[4]}")
+    _at(browser, served.base, served.instances[4])
     browser.find_element(By.TAG_NAME, "body").send_keys("r")
     reason = browser.switch_to.active_element
     assert reason.get_attribute("id") == "reject-reason"
@@ -229,10 +237,17 @@ def test_a_curator_session_then_apply_reviews_and_audit(
     assert browser.find_element(By.ID, "review-state").text == "rejected"
     # a to accept the next one
     browser.find_element(By.TAG_NAME, "body").send_keys("j")
+    _at(browser, served.base, served.instances[5])
     old = browser.find_element(By.ID, "review-state")
     browser.find_element(By.TAG_NAME, "body").send_keys("a")
     WebDriverWait(browser, 10).until(expected_conditions.staleness_of(old))
     assert browser.find_element(By.ID, "review-state").text == "accepted"
+    browser.get(served.base + "/")
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("j")
+    body.send_keys("j")  # the list's second row
+    body.send_keys("o")
+    _at(browser, served.base, served.instances[1])
     browser.get(served.base + "/")
     assert browser.find_element(By.ID, "count-reviewed").text == f"4 / {len(served.instances)}"
     assert browser.find_element(By.ID, "count-rejected").text == "1"
