@@ -48,7 +48,8 @@ def _audit(logger: Any, settings: Settings, split: str, version: str | None) -> 
     ) as con:
         chosen = version or splits.latest_version(con, split)
         report = gold.audit_version(gold.make_llm(settings, con), con, settings, chosen)
-        report = apply.with_leak_marks(report, apply.leak_failures(con, chosen))  # curators'
+        # an instance whose brief a curator marked leaking fails as well
+        report = apply.with_leak_marks(report, apply.leak_failures(con, chosen))
         attacks = boundary_store.attack_version(con, settings, chosen)
     lines = [*report.lines(), *attacks.lines()]
     for line in lines:
