@@ -28,6 +28,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from inspire_build.errors import InputError
 from inspire_build.review import curation as curation_module
+from inspire_build.review import decisions
 from inspire_build.review.curation import Curation, UnknownInstance
 
 MAX_BODY = 1_000_000  # 1 MB
@@ -39,6 +40,7 @@ TEMPLATES = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+TEMPLATES.filters["describe"] = decisions.describe  # a review, in one line of its history
 
 
 class Sessions:

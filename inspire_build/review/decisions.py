@@ -274,3 +274,30 @@ def leak_failures(
                 )
             )
     return failed
+
+
+def describe(review: Review) -> str:
+    """One line for a review's history: what the curator saw and what they decided."""
+    before, after = review.before or {}, review.after
+    note = str(after.get("note") or after.get("reason") or "").strip()
+    said = f": {note}" if note else ""
+    if review.action is Action.GRADE:
+        return f"{_grade(before)} -> {_grade(after)}{said}"
+    if review.action is Action.LEAK:
+        return (
+            "marked the brief leaking" if after.get("leaking") else "took the leak mark back"
+        ) + said
+    if review.action is Action.BRIEF:
+        failed = [f["check"] for f in after.get("findings", ()) if not f.get("passed")]
+        audit = f"re-audit failed {', '.join(failed)}" if failed else "re-audit passed"
+        words = len(str(before.get("text", "")).split()), len(str(after.get("text", "")).split())
+        return f"rewrote the brief ({words[0]} -> {words[1]} words; {audit})"
+    was = before.get("state")
+    return f"{review.action.value}ed" + (f" (was {was})" if was else "") + said
+
+
+def _grade(values: Mapping[str, Any]) -> str:
+    tier = values.get("tier")
+    if tier is None:
+        return "?"
+    return f"T{tier}" + (f" {values['role']}" if values.get("role") else "")

@@ -62,7 +62,9 @@ def test_a_post_without_the_session_token_is_refused(
     done = client.post(f"/i/{IA}/reject", data={**form, "csrf": token}, follow_redirects=False)
     assert done.status_code == 303 and done.headers["location"] == f"/i/{IA}?done=1"
     assert _reviews(con) == 1
-    assert "Recorded review #1" in client.get(done.headers["location"]).text
+    shown = client.get(done.headers["location"]).text
+    assert "Recorded review #1" in shown
+    assert "rejected (was unreviewed): off topic" in shown  # the page's history
     assert COOKIE in client.cookies
 
 

@@ -117,3 +117,27 @@ def test_a_leak_mark_holds_on_the_text_it_was_made_on_only() -> None:
     ]
     kept, figures, _ = apply([record("A", "brief a", ("p1", 1, "problem"))], decided)
     assert figures.marked_leaking == 1 and figures.corrected == 0 and kept[0].brief == "brief a"
+
+
+def test_each_review_is_described_in_one_line_of_its_history() -> None:
+    from inspire_build.review.decisions import describe
+
+    grade = Review(
+        1, "A", Action.GRADE, {"tier": 3, "role": "component", "note": "core"}, paper_id="p1",
+        before={"tier": 1, "role": "background"},
+    )  # fmt: skip
+    assert describe(grade) == "T1 background -> T3 component: core"
+    assert describe(review(2, "A", Action.GRADE, "p2", tier=0, role=None)) == "? -> T0"
+    rejected = Review(3, "A", Action.REJECT, {"reason": "off topic"}, before={"state": "accepted"})
+    assert describe(rejected) == "rejected (was accepted): off topic"
+    assert describe(review(4, "A", Action.ACCEPT, reason="")) == "accepted"
+    assert describe(review(5, "A", Action.LEAK, leaking=True, note="names it", brief="b")) == (
+        "marked the brief leaking: names it"
+    )
+    assert describe(review(6, "A", Action.LEAK, leaking=False, note="", brief="b")) == (
+        "took the leak mark back"
+    )
+    findings = [{"check": "lexical", "passed": False}, {"check": "identity", "passed": True}]
+    brief = Review(7, "A", Action.BRIEF, {"text": "one two three", "findings": findings},
+                   before={"text": "one two"})  # fmt: skip
+    assert describe(brief) == "rewrote the brief (2 -> 3 words; re-audit failed lexical)"
