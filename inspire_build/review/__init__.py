@@ -3,5 +3,7 @@ decision as a ``reviews`` row, and makes a new version with the decisions applie
 
 ``decisions`` (pure) says which decisions stand and what they do to a version's records;
 ``highlight`` (pure) finds the redaction terms and result numbers in a brief; ``curation`` reads
-and writes the warehouse; ``app`` serves the pages.
+what the pages show and records each decision; ``apply`` writes the version the decisions make
+(``inspire build --apply-reviews``) and adds curators' leak marks to the audit; ``app`` serves
+the pages.
 """
