@@ -236,6 +236,7 @@ class Steps:
         self._cursors = threading.Lock()
         self._corpus = threading.Event()
         self._stopped = False
+        llm.warm_up()
 
     def __enter__(self) -> Steps:
         return self

@@ -225,6 +225,12 @@ class LLM:
                 f"no prompt {name!r}; known: {', '.join(sorted(self.prompts))}"
             ) from None
 
+    def warm_up(self) -> None:
+        """Make the OpenAI client in a thread of its own (importing openai takes about half a
+        second), so that a build's first chat call does not wait for it while lineage runs."""
+        if self.backend == "openai" and self._client is None:
+            threading.Thread(target=self.client, name="llm-warm-up", daemon=True).start()
+
     def client(self) -> openai.OpenAI:
         """The OpenAI client, made on first use from the settings (or the one passed in); one for
         every thread (it is thread-safe)."""

@@ -393,3 +393,20 @@ def test_a_later_call_that_fails_raises_when_asked_and_settles_quietly(
         with pytest.raises(LLMError, match="refused"):
             later.result()
     reader.close()
+
+
+def test_warm_up_makes_the_openai_client_in_a_thread_and_the_rules_backend_none(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    openai_llm = make_llm(Settings(llm_backend="openai", llm_model="m"), con)
+    openai_llm.warm_up()
+    for _ in range(500):  # the import and the client take well under a second
+        if openai_llm._client is not None:
+            break
+        threading.Event().wait(0.01)
+    assert openai_llm._client is not None
+    made = openai_llm.client()
+    assert openai_llm.client() is made  # one client for every thread, made once
+    rules_llm = make_llm(Settings(), con)
+    rules_llm.warm_up()
+    assert rules_llm._client is None
