@@ -24,6 +24,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -71,6 +72,8 @@ class UnreadableBody(RetriesExhausted):
 
 
 _T = TypeVar("_T")
+Item = TypeVar("Item")
+Answer = TypeVar("Answer")
 
 
 def split_unreadable(
@@ -551,6 +554,23 @@ class HttpClient:
             message = self._redactor.text(self.codecs[source].error_message(response.body))
             raise error_for_status(source, response.status, message, response.url)
         return response
+
+    def at_once(self, ask: Callable[[Item], Answer], items: Sequence[Item]) -> list[Answer]:
+        """``ask(item)`` for every item, up to ``concurrency`` at a time, answers in the items'
+        order. Each source's rate limit still spaces the requests; what runs at once is one
+        request's round trip, parsing and storing beside the next one's. The first error is
+        raised once the items already started end; those not started are dropped."""
+        width = max(1, min(self.settings.concurrency, len(items)))
+        if width == 1:
+            return [ask(item) for item in items]
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="http-at-once") as pool:
+            futures = [pool.submit(ask, item) for item in items]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
 
     # --- internals ---
 

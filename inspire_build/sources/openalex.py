@@ -400,9 +400,19 @@ def fetch_works(
     """
     found: dict[str, Paper | None] = {raw: None for raw in paper_ids}
     wanted = {_canonical_entity(raw): raw for raw in paper_ids}
-    for key, values in batch_queries(paper_ids):
+
+    def ask(query: tuple[str, list[str]]) -> tuple[list[Paper], dict[str, str]]:
+        key, values = query
+        unreadable: dict[str, str] = {}  # the batch's own, merged below in the batches' order
         prefix = "doi:" if key == "doi" else ""
-        for paper in _batch(client, key, values, prefix, failed, wanted):
+        kept = None if failed is None else unreadable  # None: an unreadable batch raises
+        return _batch(client, key, values, prefix, kept, wanted), unreadable
+
+    # The batches are asked at once (``HttpClient.at_once``) and read in their own order.
+    for papers, unreadable in client.at_once(ask, batch_queries(paper_ids)):
+        if failed is not None:
+            failed.update(unreadable)
+        for paper in papers:
             for name in _entity_names(paper):
                 if name in wanted:
                     found[wanted[name]] = paper

@@ -447,3 +447,52 @@ def test_s2_pages_join_with_offset_and_next_by_hand() -> None:
     joined = json.loads(semanticscholar.PAGING.join(first, [1, 2, 3], "offset=60"))
     assert joined == {"offset": 20, "data": [1, 2, 3], "next": 60}
     assert "next" not in json.loads(semanticscholar.PAGING.join(first, [1], None))
+
+
+def test_at_once_asks_up_to_concurrency_at_a_time_and_answers_in_order() -> None:
+    active, peak = 0, 0
+    lock = threading.Lock()
+
+    def handler(seen: Seen) -> Reply:
+        nonlocal active, peak
+        with lock:
+            active += 1
+            peak = max(peak, active)
+        threading.Event().wait(0.05)
+        with lock:
+            active -= 1
+        return Reply(200, json.dumps({"id": seen.path.rsplit("/", 1)[-1]}).encode())
+
+    server = LocalServer(handler)
+    with server.running():
+        client = client_for(server, concurrency=3)
+        works = [f"W{i}" for i in range(9)]
+        answers = client.at_once(lambda w: client.get("openalex", f"/works/{w}").json(), works)
+    assert [a["id"] for a in answers] == works  # the items' order, whatever the arrival order
+    assert peak == 3
+
+
+def test_at_once_raises_the_first_error_and_drops_the_items_not_started() -> None:
+    server = scripted(Reply(200, b"{}"))
+    with server.running():
+        client = client_for(server, concurrency=2)
+        asked: list[int] = []
+
+        def ask(item: int) -> int:
+            asked.append(item)
+            if item == 1:
+                raise ValueError("item 1 is bad")
+            threading.Event().wait(0.05)
+            return item
+
+        with pytest.raises(ValueError, match="item 1"):
+            client.at_once(ask, list(range(20)))
+    assert len(asked) < 20  # the error stopped what had not started
+
+
+def test_at_once_with_a_concurrency_of_1_asks_in_this_thread() -> None:
+    server = scripted(Reply(200, b"{}"))
+    with server.running():
+        client = client_for(server, concurrency=1)
+        names = client.at_once(lambda _: threading.current_thread().name, [1, 2])
+    assert names == [threading.current_thread().name] * 2
