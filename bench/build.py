@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 import os
 import subprocess
@@ -236,6 +237,9 @@ def measure(
             "INSPIRE_WAREHOUSE": str(root / "w.duckdb"),
             "INSPIRE_LLM_BACKEND": llm,
             "INSPIRE_LLM_CONCURRENCY": str(llm_concurrency),
+            # One instance key per seed: the cutoffs' jitter, so the eligible references and the
+            # LLM calls, are the same in every run, and runs of different code compare.
+            "INSPIRE_INSTANCE_KEY": hashlib.sha256(f"bench seed {seed}".encode()).hexdigest(),
             "PREFECT_HOME": str(root / "prefect"),
             "PREFECT_API_URL": api_url,
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
