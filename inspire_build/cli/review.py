@@ -54,7 +54,7 @@ def review_serve(
 ) -> None:
     """Serve the review pages of a split version (default: the split's latest) until Ctrl-C;
     each decision is a row of the `reviews` table."""
-    from inspire_build.review.app import create_app
+    from inspire_build.review.app import LOOPBACK, create_app
     from inspire_build.review.curation import Curation
 
     _check_split(ctx, split, version, warehouse_path)
@@ -77,6 +77,7 @@ def review_serve(
                     f"warning: bound to {host}, not loopback: anyone who reaches this machine "
                     "can read the private side and record decisions"
                 )
-            local_server.serve_on(create_app(review), sock)
+            hosts = LOOPBACK if _loopback(host) else ("*",)
+            local_server.serve_on(create_app(review, allowed_hosts=hosts), sock)
     finally:
         sock.close()

@@ -9,6 +9,9 @@ Safety, for a tool that holds a warehouse open:
   of it under a secret made when the app starts. A POST without both, or with a token of
   another session, is refused (403) and records nothing.
 - A body over ``max_body`` bytes (1 MB) is refused (413) before it is read whole.
+- A request must name this machine in its Host header (``allowed_hosts``: 127.0.0.1,
+  localhost, ::1), so a web page that rebinds its own name to 127.0.0.1 cannot read the pages
+  (400); a server bound to another address allows any.
 - Every page is sent with a Content-Security-Policy that runs only the page's own inline
   script (a per-response nonce), so even text that escaped escaping could not run.
 """
@@ -19,12 +22,13 @@ import hashlib
 import hmac
 import secrets
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jinja2
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from inspire_build.errors import InputError
 from inspire_build.review import curation as curation_module
@@ -32,6 +36,7 @@ from inspire_build.review import decisions
 from inspire_build.review.curation import Curation, UnknownInstance
 
 MAX_BODY = 1_000_000  # 1 MB
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")  # the Host headers a local server answers
 COOKIE = "inspire_review_session"
 TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("inspire_build.review", "templates"),
@@ -111,13 +116,16 @@ def _form(body: bytes) -> dict[str, str]:
     return {name: values[-1] for name, values in parsed.items()}
 
 
-def create_app(curation: Curation, max_body: int = MAX_BODY) -> FastAPI:
+def create_app(
+    curation: Curation, max_body: int = MAX_BODY, allowed_hosts: Sequence[str] = LOOPBACK
+) -> FastAPI:
     """The review app of one version. Its handlers are ``async`` and so run one at a time on the
     server's event loop: the warehouse connection is never used from two threads at once."""
     from inspire_build.env.server import BodyLimit  # the tool server's 413, reused as is
 
     app = FastAPI(title="inspire review", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(BodyLimit, limit=max_body)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
     sessions = Sessions()
     render = Pages(curation, sessions)
 

@@ -17,7 +17,8 @@ from tests.unit.review.conftest import IA, IB, SCRIPT_ABSTRACT, SCRIPT_BRIEF
 
 @pytest.fixture
 def client(con: duckdb.DuckDBPyConnection, planted: str) -> TestClient:
-    return TestClient(create_app(Curation(con, Settings(llm_backend="rules"), planted, "ada")))
+    review = Curation(con, Settings(llm_backend="rules"), planted, "ada")
+    return TestClient(create_app(review, allowed_hosts=("testserver",)))
 
 
 def _token(html: str) -> str:
@@ -80,3 +81,15 @@ def test_bad_requests_are_answered_and_record_nothing(
     assert client.get("/", params={"state": "<b>x</b>"}).status_code == 400
     assert "<b>x</b>" not in client.get("/", params={"state": "<b>x</b>"}).text
     assert _reviews(con) == 0
+
+
+def test_a_page_asked_for_under_another_name_is_refused(
+    con: duckdb.DuckDBPyConnection, planted: str
+) -> None:
+    """DNS rebinding: a page whose own name now points at 127.0.0.1 sends its own Host."""
+    local = TestClient(
+        create_app(Curation(con, Settings(), planted, "ada")), base_url="http://127.0.0.1"
+    )
+    assert local.get("/").status_code == 200
+    assert local.get("/", headers={"host": "evil.example"}).status_code == 400
+    assert local.get("/", headers={"host": "localhost:8770"}).status_code == 200
