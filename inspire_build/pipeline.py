@@ -37,17 +37,9 @@ select = select_targets  # step 1: the split's targets, each recorded with a sta
 
 
 def chunks(targets: list[str], size: int) -> list[list[str]]:
-    """``targets`` in consecutive chunks: the first of a quarter of ``size`` (at least one), each
-    next one twice the last, up to ``size`` (``Settings.chunk_size``; the last may be shorter).
-    A chunk's LLM steps start once it is resolved, and a small chunk is resolved sooner: a
-    build's first calls wait for the lineage of 5 targets, not 20, and the next 10 follow
-    before the first 5 run out of calls. The split does not depend on the chunks
-    (tests/integration/test_chunking.py)."""
-    parts, start, step = [], 0, max(1, -(-size // 4))
-    while start < len(targets):
-        parts.append(targets[start : start + step])
-        start, step = start + step, min(size, step * 2)
-    return parts
+    """``targets`` in consecutive chunks of ``size`` (``Settings.chunk_size``; the last may be
+    shorter)."""
+    return [targets[start : start + size] for start in range(0, len(targets), size)]
 
 
 def lineage(
