@@ -93,3 +93,31 @@ def test_a_page_asked_for_under_another_name_is_refused(
     assert local.get("/").status_code == 200
     assert local.get("/", headers={"host": "evil.example"}).status_code == 400
     assert local.get("/", headers={"host": "localhost:8770"}).status_code == 200
+
+
+def test_the_version_page_shows_the_boundary_and_what_a_reviewed_version_applied(
+    con: duckdb.DuckDBPyConnection, planted: str, client: TestClient
+) -> None:
+    import datetime as dt
+
+    from inspire_build import warehouse
+    from inspire_build.review import apply
+
+    assert "Boundary: not attacked yet" in client.get("/").text
+    warehouse.upsert(con, "boundary_audits", [{
+        "version_id": planted, "jitter_days": 30, "instances": 2, "exact_cutoffs": 0,
+        "hash_tried": 12345, "hash_recovered": 0, "window_median": 4.0, "window_p10": 2.0,
+        "window_top1": 0.5, "window_top10": 1.0, "audited_at": dt.datetime.now(dt.UTC),
+    }], ["version_id"])  # fmt: skip
+    shown = client.get("/").text
+    assert "hash attack recovered 0 of 12,345 hashes" in shown
+    assert "ranks the target first for 50.0%" in shown
+    settings = Settings(llm_backend="rules", instance_key="00" * 32)
+    Curation(con, settings, planted, "ada").record(IB, "reject", {"reason": "off topic"})
+    made = apply.apply_reviews(con, settings, "eval")["version_id"]
+    reviewed = TestClient(
+        create_app(Curation(con, settings, made, "ada"), allowed_hosts=("testserver",))
+    ).get("/")
+    assert f'<code id="base-version">{planted}</code> (1 review)' in reviewed.text
+    assert "1 of 1 shown" in reviewed.text  # B was rejected: not in the new version
+    assert "0 / 1" in reviewed.text  # A has no decision; B's rejection is of no instance here
