@@ -127,23 +127,34 @@ def _rows(
     """The version's instance rows and qrel rows."""
     instances, qrels = [], []
     for a in accepted:
-        iid = boundary.instance_id(key, version, a.target_id)
-        instances.append(
-            {
-                "version_id": version,
-                "instance_id": iid,
-                "target_id": a.target_id,
-                "brief_id": a.brief_id,
-                "brief": a.brief,
-                "cutoff_date": a.cutoff,
-                "n_antecedents": len(a.grades),
-            }
+        row, rels = instance_rows(
+            key, version, a.target_id, (a.brief_id, a.brief), a.cutoff, a.grades
         )
-        qrels += [
-            {"version_id": version, "instance_id": iid, "paper_id": p, "tier": t, "role": r}
-            for p, t, r in a.grades
-        ]
+        instances.append(row)
+        qrels += rels
     return instances, qrels
+
+
+def instance_rows(
+    key: bytes,
+    version: str,
+    target_id: str,
+    brief: tuple[str, str],
+    cutoff: Any,
+    antecedents: Sequence[tuple[str, int, str | None]],
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One instance's row, its ID keyed by the instance key, and its qrel rows; ``brief`` is
+    the brief's ID and text, ``antecedents`` (paper ID, tier, role)."""
+    at = {"version_id": version, "instance_id": boundary.instance_id(key, version, target_id)}
+    row = {
+        **at,
+        "target_id": target_id,
+        "brief_id": brief[0],
+        "brief": brief[1],
+        "cutoff_date": cutoff,
+        "n_antecedents": len(antecedents),
+    }
+    return row, [{**at, "paper_id": p, "tier": t, "role": r} for p, t, r in antecedents]
 
 
 def _records(

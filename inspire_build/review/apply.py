@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from inspire_build import boundary, boundary_store, gold, splits, warehouse
+from inspire_build import boundary_store, gold, splits, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError
 from inspire_build.review import decisions
@@ -132,20 +132,13 @@ def _write(
     key = boundary_store.instance_key(con, settings)
     instances, qrels, grades, findings = [], [], [], []
     for record in kept:
-        iid = boundary.instance_id(key, version, record.target_id)
-        instances.append(
-            {
-                "version_id": version,
-                "instance_id": iid,
-                "target_id": record.target_id,
-                "brief_id": record.brief_id,
-                "brief": record.brief,
-                "cutoff_date": record.cutoff,
-                "n_antecedents": len(record.antecedents),
-            }
+        brief = (record.brief_id, record.brief)
+        instance, rels = splits.instance_rows(
+            key, version, record.target_id, brief, record.cutoff, record.antecedents
         )
-        at = {"version_id": version, "instance_id": iid}
-        qrels += [{**at, "paper_id": p, "tier": t, "role": r} for p, t, r in record.antecedents]
+        instances.append(instance)
+        qrels += rels
+        at = {"version_id": version, "instance_id": instance["instance_id"]}
         grades += [
             {"version_id": version, "target_id": record.target_id, **dataclasses.asdict(g)}
             for g in record.grades

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -256,20 +256,25 @@ def test_requests_per_second_never_exceed_each_hosts_rate() -> None:
     assert len(server.seen) == 38
 
 
-def test_arxiv_sends_one_request_at_a_time() -> None:
-    active, peak = 0, 0
-    lock = threading.Lock()
+class InFlight:
+    """A handler that holds each request 50 ms and counts the most held at once."""
 
-    def handler(_: Seen) -> Reply:
-        nonlocal active, peak
-        with lock:
-            active += 1
-            peak = max(peak, active)
+    def __init__(self, answer: Callable[[Seen], bytes]) -> None:
+        self.answer, self.active, self.peak = answer, 0, 0
+        self._lock = threading.Lock()
+
+    def __call__(self, seen: Seen) -> Reply:
+        with self._lock:
+            self.active += 1
+            self.peak = max(self.peak, self.active)
         threading.Event().wait(0.05)
-        with lock:
-            active -= 1
-        return Reply(200, b"<feed xmlns='http://www.w3.org/2005/Atom'/>")
+        with self._lock:
+            self.active -= 1
+        return Reply(200, self.answer(seen))
 
+
+def test_arxiv_sends_one_request_at_a_time() -> None:
+    handler = InFlight(lambda _: b"<feed xmlns='http://www.w3.org/2005/Atom'/>")
     server = LocalServer(handler)
     with server.running():
         client = HttpClient(settings_for(server, arxiv_interval_s=0), CODECS, None, mode="live")
@@ -281,7 +286,7 @@ def test_arxiv_sends_one_request_at_a_time() -> None:
             thread.start()
         for thread in threads:
             thread.join()
-    assert peak == 1 and len(server.seen) == 5
+    assert handler.peak == 1 and len(server.seen) == 5
 
 
 def test_rate_limiter_spacing_is_exact_with_a_fake_clock() -> None:
@@ -450,26 +455,14 @@ def test_s2_pages_join_with_offset_and_next_by_hand() -> None:
 
 
 def test_at_once_asks_up_to_concurrency_at_a_time_and_answers_in_order() -> None:
-    active, peak = 0, 0
-    lock = threading.Lock()
-
-    def handler(seen: Seen) -> Reply:
-        nonlocal active, peak
-        with lock:
-            active += 1
-            peak = max(peak, active)
-        threading.Event().wait(0.05)
-        with lock:
-            active -= 1
-        return Reply(200, json.dumps({"id": seen.path.rsplit("/", 1)[-1]}).encode())
-
+    handler = InFlight(lambda seen: json.dumps({"id": seen.path.rsplit("/", 1)[-1]}).encode())
     server = LocalServer(handler)
     with server.running():
         client = client_for(server, concurrency=3)
         works = [f"W{i}" for i in range(9)]
         answers = client.at_once(lambda w: client.get("openalex", f"/works/{w}").json(), works)
     assert [a["id"] for a in answers] == works  # the items' order, whatever the arrival order
-    assert peak == 3
+    assert handler.peak == 3
 
 
 def test_at_once_raises_the_first_error_and_drops_the_items_not_started() -> None:
