@@ -303,15 +303,15 @@ def _lineage_on_dask(
     shown: Any,
 ) -> list[Chunk]:
     """Resolve every chunk on the Dask workers at once, from a read-only copy of the
-    warehouse; write each chunk's responses and lineage in the chunks' order, and start its
-    candidates' LLM steps, as :func:`_lineage` does."""
+    warehouse, and write each chunk's responses and lineage in the chunks' order; then run the
+    LLM steps of every chunk on the workers too (:func:`_steps_on_dask`)."""
     copy = Path(str(settings.warehouse) + ".reading-copy")
     offsets = boundary_store.cutoff_offsets(con, settings)
     parts = pipeline.chunks(selection.selected, settings.chunk_size)
-    chunks: list[Chunk] = []
+    resolved_parts: list[tuple[int, list[str]]] = []  # (candidates before, the chunk's)
     before = candidates = 0
-    try:
-        with dask_runner.started(settings, logger.info) as runner:
+    with dask_runner.started(settings, logger.info) as runner:
+        try:
             reading_copy.write(con, copy)
             futures = [
                 runner.submit(
@@ -335,12 +335,72 @@ def _lineage_on_dask(
                 results, responses = future.result()
                 ResponseStore(con).save(responses)
                 resolved = pipeline.write_lineage(con, results, selection.split)
-                chunks.append(_steps_of(steps, resolved, candidates))
+                resolved_parts.append((candidates, resolved))
                 before, candidates = before + len(part), candidates + len(resolved)
                 _advanced(logger, shown, before, len(selection.selected))
+        finally:
+            copy.unlink(missing_ok=True)
+        return _steps_on_dask(runner, con, settings, steps, resolved_parts)
+
+
+@task(name="brief-audit-grade", **NO_STORE)
+def steps_remote(
+    settings: Settings, copy: Path, targets: list[str], first_rank: int, workers: int
+) -> list[gold.Records]:
+    """The LLM steps of ``targets`` on a Dask worker, from the build's read-only copy made once
+    lineage was complete; returns each target's records, which the flow process writes."""
+    return cast(
+        list[gold.Records],
+        dask_runner.steps_records(settings, copy, targets, first_rank, workers),
+    )
+
+
+def _steps_on_dask(
+    runner: Any,
+    con: Any,
+    settings: Settings,
+    steps: gold.Steps,
+    parts: list[tuple[int, list[str]]],
+) -> list[Chunk]:
+    """Every chunk's LLM steps on the Dask workers at once. The retrieval check searches every
+    paper, so they start once lineage is complete, from a read-only copy made then (its papers
+    indexed); each chunk's records come back for :func:`_store` to write in the chunks' order,
+    as a local build's do."""
+    copy = Path(str(settings.warehouse) + ".steps-copy")
+    steps.corpus_complete()  # the warehouse's own index, as after a local build
+    try:
+        reading_copy.write_for_steps(con, copy)
+        workers = max(1, len(runner.client.scheduler_info()["workers"]))
+        futures = [
+            runner.submit(
+                steps_remote.with_options(
+                    task_run_name=f"brief-audit-grade targets {first + 1}-{first + len(part)}"
+                ),
+                parameters={
+                    "settings": settings,
+                    "copy": copy,
+                    "targets": part,
+                    "first_rank": first,
+                    "workers": workers,
+                },
+            )
+            if part
+            else None
+            for first, part in parts
+        ]
+        return [
+            (part, [_done(records) for records in future.result()] if future else [], None)
+            for (_, part), future in zip(parts, futures, strict=True)
+        ]
     finally:
         copy.unlink(missing_ok=True)
-    return chunks
+
+
+def _done(records: gold.Records) -> Future[gold.Records]:
+    """A target's records from a worker, as the future :func:`_store` reads them from."""
+    future: Future[gold.Records] = Future()
+    future.set_result(records)
+    return future
 
 
 def _steps_of(steps: gold.Steps, resolved: list[str], candidates: int) -> Chunk:

@@ -1,11 +1,15 @@
-"""Lineage on Dask workers (``runner = "dask"``; the ``dask`` extra: prefect-dask).
+"""Lineage and the LLM steps on Dask workers (``runner = "dask"``; the ``dask`` extra:
+prefect-dask).
 
 A worker resolves a chunk of targets and returns its records, and the flow process alone
 writes them: DuckDB lets no other process open a warehouse that one is writing. So the worker
 reads the responses already stored, the crosswalk and the bulk tables from a read-only copy the
 flow makes before sending the chunks (``tables/reading_copy.py``), and returns the responses it
 fetched with the chunk's lineage. The sources' rate limits hold across the workers: each call
-takes its slot from a limiter the workers share through the Dask scheduler.
+takes its slot from a limiter the workers share through the Dask scheduler. Once lineage is
+complete, a worker runs a chunk's LLM steps from a second copy (inputs, indexed papers, the
+call log) and returns each target's records (:func:`steps_records`); the calls in flight are
+bounded over the cluster by a Dask semaphore (:class:`SharedSlots`).
 """
 
 from __future__ import annotations
@@ -182,7 +186,7 @@ def lineage_records(
     from inspire_build import pipeline
     from inspire_build.sources import CODECS
 
-    con = reading_copy.open_copy(copy)
+    con = _opened(copy)
     try:
         store = HeldResponses(con)
         client = HttpClient(settings, CODECS, store, limits=SharedLimits())
@@ -192,3 +196,59 @@ def lineage_records(
         return results, store.saved
     finally:
         con.close()
+
+
+class SharedSlots:
+    """At most ``size`` chat calls in flight over every worker: a Dask semaphore on the
+    scheduler (``llm_concurrency`` holds for the whole cluster, as for one process). Urgency is
+    kept within a worker only. Made in a task's thread, as :class:`SharedRate` is."""
+
+    def __init__(self, size: int) -> None:
+        from distributed import Semaphore
+
+        scheduler, loop, _ = _scheduler()
+        self.size, self.most_held = size, 0
+        self._leases = Semaphore(
+            max_leases=size, name="inspire-llm-slots", scheduler_rpc=scheduler, loop=loop
+        )
+
+    @contextlib.contextmanager
+    def held(self, urgency: tuple[int, ...] = ()) -> Iterator[None]:
+        with self._leases:
+            yield
+
+
+def steps_records(
+    settings: Settings, copy: Path, targets: Sequence[str], first_rank: int, workers: int
+) -> list[Any]:
+    """The LLM steps of ``targets`` (the ``first_rank``-th on of the build's) in this worker,
+    reading the build's read-only ``copy`` made once lineage was complete; returns each
+    target's :class:`gold.Records` for the flow process to write. The calls in flight are
+    bounded over the cluster; the provider's ``llm_rpm`` and ``llm_tpm`` are split evenly
+    between the ``workers``."""
+    from inspire_build import gold
+    from inspire_build.llm_limits import CallLimiter
+
+    con = _opened(copy)
+    try:
+        llm = gold.make_llm(settings, con)
+        llm.slots = SharedSlots(settings.llm_concurrency)  # type: ignore[assignment]
+        rpm, tpm = settings.llm_rpm, settings.llm_tpm
+        llm.limiter = CallLimiter(
+            max(1, rpm // workers) if rpm else None, max(1, tpm // workers) if tpm else None
+        )
+        with gold.Steps(llm, con, settings, first_rank) as steps:
+            steps.corpus_complete(index=False)  # the copy holds every paper, indexed
+            return [future.result() for future in steps.submit(targets)]
+    finally:
+        con.close()
+
+
+def _opened(copy: Path) -> Any:
+    """The build's reading copy, or a clear error where this worker cannot see it."""
+    if not copy.exists():
+        raise InputError(
+            f"this Dask worker cannot see the build's reading copy {copy}: workers on other "
+            "machines need the warehouse's folder at the same path (a shared volume)"
+        )
+    return reading_copy.open_copy(copy)

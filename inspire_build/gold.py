@@ -226,12 +226,18 @@ class Steps:
     paper lineage wrote, as if the steps had started after all of it. The version is the same
     at any concurrency."""
 
-    def __init__(self, llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+    def __init__(
+        self,
+        llm: LLM,
+        con: duckdb.DuckDBPyConnection,
+        settings: Settings,
+        first_rank: int = 0,
+    ) -> None:
         self.llm, self.con, self.settings = llm, con, settings
         one = llm.backend == "rules" or llm.collecting
         width = 1 if one else settings.llm_concurrency * TARGETS_PER_SLOT
         self._pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-steps")
-        self._ranks = itertools.count()
+        self._ranks = itertools.count(first_rank)  # a target's place in the build
         self._root = con.cursor()  # cursors are made from this one, which runs no query
         self._cursors = threading.Lock()
         self._corpus = threading.Event()
@@ -258,9 +264,11 @@ class Steps:
         finally:
             reader.close()
 
-    def corpus_complete(self) -> None:
-        """Lineage has written every paper: index them and let the retrieval checks search."""
-        warehouse.build_search_index(self.con)
+    def corpus_complete(self, index: bool = True) -> None:
+        """Lineage has written every paper: index them (unless ``con`` is a read-only copy made
+        with its index) and let the retrieval checks search."""
+        if index:
+            warehouse.build_search_index(self.con)
         self._corpus.set()
 
     def wait_for_corpus(self) -> None:

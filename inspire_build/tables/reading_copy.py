@@ -7,9 +7,12 @@ value but this module's own table names enters the SQL text."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+
+from inspire_build import warehouse
 
 # What a chunk's lineage reads: the raw response store, the ID crosswalk, the bulk tables.
 TABLES = (
@@ -22,22 +25,49 @@ TABLES = (
     "bulk_citations",
     "bulk_paper_ids",
 )
-_EXPORT = {table: f"COPY {table} TO ? (FORMAT parquet)" for table in TABLES}
-_IMPORT = {table: f"CREATE TABLE {table} AS SELECT * FROM read_parquet(?)" for table in TABLES}  # noqa: S608
+# What a target's LLM steps read, once lineage is complete: its inputs, the corpus the retrieval
+# check searches (indexed in the copy), and the call log that answers a call asked before.
+STEPS_TABLES = ("targets", "references", "papers", "llm_calls")
+_EXPORT = {t: f'COPY "{t}" TO ? (FORMAT parquet)' for t in TABLES + STEPS_TABLES}
+_IMPORT = {
+    t: f'CREATE TABLE "{t}" AS SELECT * FROM read_parquet(?)'  # noqa: S608
+    for t in TABLES + STEPS_TABLES
+}
 _INDEX = "CREATE INDEX raw_http_resource ON raw_http (resource_key)"
+_CALL_INDEX = "CREATE INDEX llm_calls_key ON llm_calls (call_key)"
 
 
 def write(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """Copy :data:`TABLES` into a new database file at ``path`` (replacing one left there)."""
+    _copied(con, path, TABLES, lambda copy: copy.execute(_INDEX))
+
+
+def write_for_steps(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Copy :data:`STEPS_TABLES` into a new database file at ``path``, with the search index
+    over its papers that the retrieval check reads (the copy is opened read-only after)."""
+
+    def indexed(copy: duckdb.DuckDBPyConnection) -> None:
+        copy.execute(_CALL_INDEX)
+        warehouse.build_search_index(copy)
+
+    _copied(con, path, STEPS_TABLES, indexed)
+
+
+def _copied(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    tables: tuple[str, ...],
+    finish: Callable[[duckdb.DuckDBPyConnection], object],
+) -> None:
     path.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".reading-copy-") as staged:
         copy = duckdb.connect(str(path))
         try:
-            for table in TABLES:
+            for table in tables:
                 part = str(Path(staged) / f"{table}.parquet")
                 con.execute(_EXPORT[table], [part])
                 copy.execute(_IMPORT[table], [part])
-            copy.execute(_INDEX)
+            finish(copy)
         finally:
             copy.close()
 

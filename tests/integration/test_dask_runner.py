@@ -19,7 +19,9 @@ import pytest
 
 from inspire_build import dask_runner
 from inspire_build.config import Settings
+from inspire_build.errors import InputError
 from inspire_build.sandbox import server, world
+from inspire_build.sandbox.openai_api import OpenAIConfig
 from tests.conftest import run_inspire
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
@@ -56,7 +58,13 @@ def _dask_ports() -> dict[str, str]:
 
 
 def _build_and_export(
-    tmp_path: Path, name: str, base: str, prefect_api: str, *extra: str
+    tmp_path: Path,
+    name: str,
+    base: str,
+    prefect_api: str,
+    *extra: str,
+    llm: dict[str, str] | None = None,
+    targets: int = 24,
 ) -> tuple[dict[str, bytes], collections.Counter[str]]:
     env = {
         **os.environ,
@@ -69,10 +77,11 @@ def _build_and_export(
         "INSPIRE_INSTANCE_KEY": KEY,
         "INSPIRE_CHUNK_SIZE": "6",
         **_dask_ports(),
+        **(llm or {}),
     }
     before = httpx.get(base + "/_sandbox/stats").json()["counts"]
     for command in (
-        ("build", "--split", "eval", "--limit", "24", *extra),
+        ("build", "--split", "eval", "--limit", str(targets), *extra),
         ("export", "--split", "eval", "--out", str(tmp_path / name / "export")),
     ):
         result = run_inspire(*command, env=env, timeout=600)
@@ -99,6 +108,36 @@ def test_a_dask_build_exports_the_bytes_of_a_local_one(tmp_path: Path, prefect_a
     # leave a few ms after its slot, so the spacing itself is the limiter test's to prove.
     assert s2 > 0
     assert not (tmp_path / "dask" / "w.duckdb.reading-copy").exists()
+    assert not (tmp_path / "dask" / "w.duckdb.steps-copy").exists()
+
+
+def test_llm_steps_on_dask_workers_keep_the_calls_in_flight_and_the_bytes(
+    tmp_path: Path, prefect_api: str
+) -> None:
+    """The openai backend against the sandbox's truthful model: the LLM steps run on the
+    workers, at most INSPIRE_LLM_CONCURRENCY calls in flight over both (a Dask semaphore), and
+    the export is the local build's, byte for byte."""
+    generated = world.generate(world.WorldConfig(seed=13, papers=1000))
+    config = server.SandboxConfig(time_scale=SCALE, openai=OpenAIConfig(seed=2, latency_s=0.05))
+    llm = {"INSPIRE_LLM_BACKEND": "openai", "INSPIRE_LLM_CONCURRENCY": "3"}
+    with server.running(generated, config) as base:
+        local, _ = _build_and_export(tmp_path, "local", base, prefect_api, llm=llm, targets=12)
+        dask, dask_calls = _build_and_export(
+            tmp_path, "dask", base, prefect_api, "--runner", "dask", llm=llm, targets=12
+        )
+        most = httpx.get(base + "/v1/_sandbox/calls").json()["most_in_flight"]
+    assert sorted(dask) == sorted(local) and len(local) >= 4
+    for name in local:
+        assert dask[name] == local[name], name
+    assert dask_calls["openai chat 200"] > 0  # the dask build asked the model
+    assert 1 < most <= 3
+    ran = httpx.post(
+        prefect_api + "/task_runs/filter",
+        json={"task_runs": {"name": {"like_": "brief-audit-grade"}}, "limit": 200},
+    ).json()
+    inputs = [set(run["task_inputs"]) for run in ran]
+    assert any("started" in names for names in inputs)  # the local build's, in its process
+    assert any("first_rank" in names for names in inputs)  # the dask build's, on workers
 
 
 def test_the_shared_limiter_spaces_two_workers_calls_as_one(tmp_path: Path) -> None:
@@ -142,3 +181,8 @@ def test_runner_dask_without_the_extra_is_refused_in_one_line() -> None:
     ]
     shown = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     assert shown.strip() == "runner 'dask' needs the dask extra: pip install 'inspire-build[dask]'"
+
+
+def test_a_worker_that_cannot_see_the_reading_copy_says_so(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="shared volume"):
+        dask_runner.steps_records(Settings(), tmp_path / "absent.steps-copy", ["W1"], 0, 2)
