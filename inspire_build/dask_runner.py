@@ -92,11 +92,7 @@ def started(settings: Settings, say: Callable[[str], None]) -> Iterator[DaskTask
 
     with contextlib.ExitStack() as stack:
         if settings.dask_address:
-            if not _private(settings.dask_address):
-                say(
-                    f"the Dask scheduler {settings.dask_address} is not on this machine: chunks "
-                    "carry the build's settings and keys, so use a tls:// address"
-                )
+            _refuse_in_clear(settings.dask_address)
             runner = DaskTaskRunner(address=settings.dask_address)
         else:
             scheduler, workers = cluster_spec(settings)
@@ -106,6 +102,18 @@ def started(settings: Settings, say: Callable[[str], None]) -> Iterator[DaskTask
             say(f"a LocalCluster of {len(workers)} workers at {cluster.scheduler_address}")
             runner = DaskTaskRunner(cluster=cluster)
         yield stack.enter_context(runner)
+
+
+def _refuse_in_clear(address: str) -> None:
+    """A task's parameters carry the private side through the scheduler: the targets, the
+    build's settings with its API keys, and the cutoff offsets (keyed by the instance key). A
+    scheduler on another network is refused unless it is a ``tls://`` one."""
+    if not _private(address):
+        raise InputError(
+            f"the Dask scheduler {address} is neither on this machine or a private network nor "
+            "a tls:// address: the build's tasks would carry its targets and keys to it in the "
+            "clear; use a tls:// address (Dask's TLS settings)"
+        )
 
 
 def _private(address: str) -> bool:

@@ -186,3 +186,23 @@ def test_runner_dask_without_the_extra_is_refused_in_one_line() -> None:
 def test_a_worker_that_cannot_see_the_reading_copy_says_so(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="shared volume"):
         dask_runner.steps_records(Settings(), tmp_path / "absent.steps-copy", ["W1"], 0, 2)
+
+
+@pytest.mark.parametrize(
+    ("address", "refused"),
+    [
+        ("tcp://93.184.216.34:8786", True),  # a public network, in the clear
+        ("tcp://dask.example.org:8786", True),  # a name: not known to be private
+        ("tls://93.184.216.34:8786", False),
+        ("tcp://10.0.0.5:8786", False),
+        ("tcp://127.0.0.1:8786", False),
+    ],
+)
+def test_a_scheduler_reached_in_the_clear_over_a_public_network_is_refused(
+    address: str, refused: bool
+) -> None:
+    if refused:
+        with pytest.raises(InputError, match="tls://"):
+            dask_runner._refuse_in_clear(address)
+    else:
+        dask_runner._refuse_in_clear(address)
