@@ -366,19 +366,31 @@ def batch_queries(paper_ids: Sequence[str]) -> list[tuple[str, list[str]]]:
             raise InputError(f"OpenAlex cannot look up {raw!r}: not a W-id, DOI or arXiv ID")
     batches: list[tuple[str, list[str]]] = []
     for key, values in by_key.items():
-        current: list[str] = []
-        for value in values:
-            trial = [*current, value]
-            path, params = _list_query({key: trial})
-            if current and (
-                len(trial) > OR_VALUES_MAX or _url_length(path, params) > URL_MAX - URL_RESERVE
-            ):
-                batches.append((key, current))
-                trial = [value]
-            current = trial
-        if current:
-            batches.append((key, current))
+        start = 0
+        while start < len(values):
+            size = _batch_size(key, values[start : start + OR_VALUES_MAX])
+            batches.append((key, values[start : start + size]))
+            start += size
     return batches
+
+
+def _batch_size(key: str, values: list[str]) -> int:
+    """How many of ``values`` (at most :data:`OR_VALUES_MAX`) go in one URL: the longest
+    prefix whose URL fits, and at least one. A URL grows with each value added, so the prefix
+    is found by halving, with a handful of URLs built rather than one per value."""
+
+    def fits(count: int) -> bool:
+        path, params = _list_query({key: values[:count]})
+        return _url_length(path, params) <= URL_MAX - URL_RESERVE
+
+    low, high = 1, len(values)  # the prefix of ``low`` is taken whether it fits or not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _list_query(

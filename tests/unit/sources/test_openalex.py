@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import random
 from urllib.parse import parse_qsl
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspire_build.http import HttpClient
 from inspire_build.sources import CODECS, openalex
@@ -189,3 +194,62 @@ def test_openalex_keeps_good_ids_and_names_bad_ones() -> None:
         "referenced_works: '5' is not an OpenAlex ID",
         "referenced_works: 'not-an-id' is not an OpenAlex ID",
     )
+
+
+def _batches_one_value_at_a_time(paper_ids: list[str]) -> list[tuple[str, list[str]]]:
+    """The rule as first written: add IDs one by one, and start a new batch when the next would
+    pass 100 values or the URL limit (building the whole URL again for every ID)."""
+    by_key: dict[str, list[str]] = {"openalex": [], "doi": []}
+    for raw in dict.fromkeys(paper_ids):
+        entity = openalex._canonical_entity(raw)
+        key = "openalex" if entity.startswith("W") else "doi"
+        by_key[key].append(entity if key == "openalex" else entity[len("doi:") :])
+    batches: list[tuple[str, list[str]]] = []
+    for key, values in by_key.items():
+        current: list[str] = []
+        for value in values:
+            trial = [*current, value]
+            path, params = openalex._list_query({key: trial})
+            limit = openalex.URL_MAX - openalex.URL_RESERVE
+            if current and (
+                len(trial) > openalex.OR_VALUES_MAX or openalex._url_length(path, params) > limit
+            ):
+                batches.append((key, current))
+                trial = [value]
+            current = trial
+        if current:
+            batches.append((key, current))
+    return batches
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(1, 10**10).map(lambda n: f"W{n}"),
+            st.text("abcdefghijklmnopqrstuvwxyz0123456789./-_()", min_size=1, max_size=120).map(
+                lambda suffix: f"10.{len(suffix) + 1000}/{suffix}"
+            ),
+        ),
+        max_size=260,
+    )
+)
+def test_batches_are_the_longest_prefixes_that_fit_as_when_built_id_by_id(
+    paper_ids: list[str],
+) -> None:
+    assert openalex.batch_queries(paper_ids) == _batches_one_value_at_a_time(paper_ids)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_long_dois_batch_as_when_built_id_by_id(seed: int) -> None:
+    """DOIs of 20 to 120 characters: batches end at the URL limit, not at 100 values."""
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789./-_()"
+    dois = [
+        f"10.{rng.randint(1000, 99999)}/{''.join(rng.choices(alphabet, k=rng.randint(20, 120)))}"
+        for _ in range(300)
+    ]
+    ids = [*dois, *(f"W{rng.randint(1, 10**10)}" for _ in range(150))]
+    batches = openalex.batch_queries(ids)
+    assert batches == _batches_one_value_at_a_time(ids)
+    assert any(len(values) < openalex.OR_VALUES_MAX for key, values in batches[:-2])
