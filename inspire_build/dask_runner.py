@@ -141,7 +141,8 @@ class SharedRate:
         self._lock = Lock(f"inspire-rate-{name}", scheduler_rpc=scheduler, loop=loop)
         self._free = Variable(f"inspire-rate-{name}", client=client)
 
-    def acquire(self) -> None:
+    def acquire(self) -> float:
+        """Wait for this call's slot; returns it (a wall-clock time)."""
         with self._lock:
             try:
                 free = float(self._free.get(timeout=0))
@@ -152,6 +153,16 @@ class SharedRate:
             self._free.set(slot + self.interval_s)
         if slot > now:
             self._sleep(slot - now)
+        return slot
+
+    def sent(self) -> None:
+        """A request leaves now: no other worker's slot comes sooner than an interval after."""
+        with self._lock:
+            try:
+                free = float(self._free.get(timeout=0))
+            except TimeoutError:
+                free = 0.0
+            self._free.set(max(free, time.time() + self.interval_s))
 
 
 def _scheduler() -> tuple[Any, Any, Any]:

@@ -320,6 +320,13 @@ class RateLimiter:
         if slot > now:
             self._sleep(slot - now)
 
+    def sent(self) -> None:
+        """A request leaves now: the next slot is a full interval after it. A request that
+        left some ms after its slot (a busy machine) would otherwise reach a server that
+        counts exact windows (S2, arXiv) too soon after the last, and be refused."""
+        with self._lock:
+            self._next = max(self._next, self._clock() + self.interval_s)
+
 
 # --- the raw response store ---------------------------------------------------------------------
 
@@ -650,6 +657,7 @@ class HttpClient:
             semaphore.acquire()
         try:
             merged = {"Content-Type": "application/json"} if body is not None else {}
+            self._limiters[codec.name].sent()
             return self._session.request(
                 method,
                 url,

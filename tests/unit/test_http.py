@@ -302,6 +302,21 @@ def test_rate_limiter_spacing_is_exact_with_a_fake_clock() -> None:
     assert waits == [0.5, 1.0, 1.5]
 
 
+def test_a_request_that_leaves_late_pushes_the_next_slot_a_full_interval_after_it() -> None:
+    now = [0.0]
+    waits: list[float] = []
+    limiter = http.RateLimiter(0.5, clock=lambda: now[0], sleep=waits.append)
+    limiter.acquire()  # the slot at 0
+    now[0] = 0.2
+    limiter.sent()  # it left 0.2 s late
+    limiter.acquire()  # not at 0.5, which would be 0.3 s after it left
+    assert waits == [pytest.approx(0.5)]  # at 0.7
+    now[0] = 0.7
+    limiter.sent()  # on time: nothing moves
+    limiter.acquire()
+    assert waits[-1] == pytest.approx(0.5)  # at 1.2
+
+
 # --- secrets ------------------------------------------------------------------------------------
 
 SECRETS = {
