@@ -310,6 +310,7 @@ class RateLimiter:
         self.interval_s = interval_s
         self._clock, self._sleep = clock, sleep
         self._next = 0.0
+        self._last_sent = -interval_s  # the first request leaves at once
         self._lock = threading.Lock()
 
     def acquire(self) -> None:
@@ -321,11 +322,19 @@ class RateLimiter:
             self._sleep(slot - now)
 
     def sent(self) -> None:
-        """A request leaves now: the next slot is a full interval after it. A request that
-        left some ms after its slot (a busy machine) would otherwise reach a server that
-        counts exact windows (S2, arXiv) too soon after the last, and be refused."""
-        with self._lock:
-            self._next = max(self._next, self._clock() + self.interval_s)
+        """A request leaves now: at least an interval after the last one left (waiting if
+        need be), and the next slot a full interval after it. A request that left some ms after
+        its slot (a busy machine, or another thread's request that left late) would otherwise
+        reach a server that counts exact windows (S2, arXiv) too soon, and be refused."""
+        while True:
+            with self._lock:
+                now = self._clock()
+                due = self._last_sent + self.interval_s
+                if now >= due:
+                    self._last_sent = now
+                    self._next = max(self._next, now + self.interval_s)
+                    return
+            self._sleep(due - now)
 
 
 # --- the raw response store ---------------------------------------------------------------------

@@ -302,19 +302,39 @@ def test_rate_limiter_spacing_is_exact_with_a_fake_clock() -> None:
     assert waits == [0.5, 1.0, 1.5]
 
 
-def test_a_request_that_leaves_late_pushes_the_next_slot_a_full_interval_after_it() -> None:
+def test_a_request_that_leaves_late_pushes_the_next_a_full_interval_after_it() -> None:
     now = [0.0]
     waits: list[float] = []
-    limiter = http.RateLimiter(0.5, clock=lambda: now[0], sleep=waits.append)
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    limiter = http.RateLimiter(0.5, clock=lambda: now[0], sleep=sleep)
     limiter.acquire()  # the slot at 0
     now[0] = 0.2
     limiter.sent()  # it left 0.2 s late
     limiter.acquire()  # not at 0.5, which would be 0.3 s after it left
-    assert waits == [pytest.approx(0.5)]  # at 0.7
-    now[0] = 0.7
-    limiter.sent()  # on time: nothing moves
-    limiter.acquire()
-    assert waits[-1] == pytest.approx(0.5)  # at 1.2
+    assert now[0] == pytest.approx(0.7) and waits == [pytest.approx(0.5)]
+    limiter.sent()  # on time: nothing waits
+    assert waits == [pytest.approx(0.5)]
+
+
+def test_a_slot_taken_before_another_request_left_late_still_leaves_an_interval_after_it() -> None:
+    now = [0.0]
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    limiter = http.RateLimiter(0.5, clock=lambda: now[0], sleep=sleep)
+    # Threads A and B took the slots at 0 and 0.5 before either left; A leaves 0.3 s late.
+    now[0] = 0.3
+    limiter.sent()
+    now[0] = 0.5
+    limiter.sent()  # B's slot has come, but A left only 0.2 s ago: B waits 0.3 s more
+    assert now[0] == pytest.approx(0.8) and waits == [pytest.approx(0.3)]
 
 
 # --- secrets ------------------------------------------------------------------------------------
