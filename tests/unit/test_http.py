@@ -302,15 +302,19 @@ def test_rate_limiter_spacing_is_exact_with_a_fake_clock() -> None:
     assert waits == [0.5, 1.0, 1.5]
 
 
-def test_a_request_that_leaves_late_pushes_the_next_a_full_interval_after_it() -> None:
-    now = [0.0]
-    waits: list[float] = []
+def _fake_clock_limiter(interval: float) -> tuple[http.RateLimiter, list[float], list[float]]:
+    """A limiter on a fake clock that its sleeps move on; the clock and the sleeps, to read."""
+    now, waits = [0.0], []
 
     def sleep(seconds: float) -> None:
         waits.append(seconds)
         now[0] += seconds
 
-    limiter = http.RateLimiter(0.5, clock=lambda: now[0], sleep=sleep)
+    return http.RateLimiter(interval, clock=lambda: now[0], sleep=sleep), now, waits
+
+
+def test_a_request_that_leaves_late_pushes_the_next_a_full_interval_after_it() -> None:
+    limiter, now, waits = _fake_clock_limiter(0.5)
     limiter.acquire()  # the slot at 0
     now[0] = 0.2
     limiter.sent()  # it left 0.2 s late
@@ -321,14 +325,7 @@ def test_a_request_that_leaves_late_pushes_the_next_a_full_interval_after_it() -
 
 
 def test_a_slot_taken_before_another_request_left_late_still_leaves_an_interval_after_it() -> None:
-    now = [0.0]
-    waits: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        waits.append(seconds)
-        now[0] += seconds
-
-    limiter = http.RateLimiter(0.5, clock=lambda: now[0], sleep=sleep)
+    limiter, now, waits = _fake_clock_limiter(0.5)
     # Threads A and B took the slots at 0 and 0.5 before either left; A leaves 0.3 s late.
     now[0] = 0.3
     limiter.sent()
