@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import socket
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -117,14 +118,21 @@ def _refuse_in_clear(address: str) -> None:
 
 
 def _private(address: str) -> bool:
-    """Whether ``address`` is a TLS one, or on a loopback or private network."""
+    """Whether ``address`` is a TLS one, or on a loopback or private network; a name counts by
+    the addresses it resolves to (a name that does not resolve is left for Dask to refuse)."""
     parts = urllib.parse.urlsplit(address if "://" in address else f"tcp://{address}")
     if parts.scheme == "tls":
         return True
+    host = parts.hostname or ""
     try:
-        return ipaddress.ip_address(parts.hostname or "").is_private
+        return ipaddress.ip_address(host).is_private
     except ValueError:
-        return parts.hostname == "localhost"
+        pass
+    try:
+        resolved = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return True
+    return all(ipaddress.ip_address(ip.split("%")[0]).is_private for ip in resolved)
 
 
 class SharedRate:

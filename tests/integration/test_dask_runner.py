@@ -193,15 +193,23 @@ def test_a_worker_that_cannot_see_the_reading_copy_says_so(tmp_path: Path) -> No
     ("address", "refused"),
     [
         ("tcp://93.184.216.34:8786", True),  # a public network, in the clear
-        ("tcp://dask.example.org:8786", True),  # a name: not known to be private
+        ("tcp://dask.example.org:8786", True),  # a name that resolves to a public address
         ("tls://93.184.216.34:8786", False),
         ("tcp://10.0.0.5:8786", False),
         ("tcp://127.0.0.1:8786", False),
+        ("tcp://scheduler:8786", False),  # a name on a private network (a compose service)
+        ("tcp://localhost:8786", False),
     ],
 )
 def test_a_scheduler_reached_in_the_clear_over_a_public_network_is_refused(
-    address: str, refused: bool
+    address: str, refused: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    names = {"dask.example.org": "93.184.216.34", "scheduler": "10.0.0.7", "localhost": "::1"}
+
+    def resolve(host: str, *_: object) -> list[tuple[object, ...]]:
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (names[host], 0))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
     if refused:
         with pytest.raises(InputError, match="tls://"):
             dask_runner._refuse_in_clear(address)
