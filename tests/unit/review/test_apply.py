@@ -4,11 +4,12 @@ and the audit failing what a curator marked leaking."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import duckdb
 import pytest
 
-from inspire_build import splits
+from inspire_build import boundary, boundary_store, exports, splits
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError
 from inspire_build.gold import AuditReport
@@ -122,3 +123,41 @@ def test_the_audit_fails_what_a_curator_marked_leaking_while_that_brief_stands(
     review.record(IB, "brief", {"text": "Ordering documents well when their topics drift is open."})
     made = apply.apply_reviews(con, SETTINGS, "eval")["version_id"]
     assert apply.leak_failures(con, made) == []
+
+
+KEYED = Settings(llm_backend="rules", instance_key="5a" * 32)  # a key, not HMAC's empty one
+
+
+def test_a_competitor_with_a_reviewed_versions_export_recovers_nothing(
+    con: duckdb.DuckDBPyConnection, planted: str, tmp_path: Path
+) -> None:
+    """The public side of a version --apply-reviews made, attacked as the pipeline's own are:
+    its instance IDs hash from no public string, not even the base version's public IDs beside
+    its own; its card's review section names no target; and a curator's brief that names its
+    target's title is refused at export, whatever the reviews say."""
+    review = Curation(con, KEYED, planted, "ada")
+    review.record(IA, "grade", {"paper_id": "p3", "tier": "2", "role": "baseline"})
+    review.record(IB, "leak", {"leaking": "true", "note": "names the method"})
+    made = apply.apply_reviews(con, KEYED, "eval")["version_id"]
+    exports.export(con, KEYED, "eval", made, tmp_path / "export")  # the hash attack and leak scan
+    base_ids = [
+        r[0] for r in _table(con, "SELECT instance_id FROM instances WHERE version_id = ?", VERSION)
+    ]
+    attack = boundary_store.attack_version(con, KEYED, made, extra_publics=base_ids)
+    assert attack.hash.tried > 0 and attack.hash.recovered == {}
+    made_ids = {
+        r[0] for r in _table(con, "SELECT instance_id FROM instances WHERE version_id = ?", made)
+    }
+    assert made_ids.isdisjoint(base_ids)  # the two versions' IDs do not link their instances
+    card = (tmp_path / "export" / "dataset_card.md").read_text(encoding="utf-8")
+    section = card[card.index("## Curator review") : card.index("## Information boundary")]
+    needles = exports.leak_needles(con, made)
+    assert needles and boundary.found_in(needles, boundary.normal_text(section)) == []
+    assert "names the method" not in card and "ada" not in section  # no note, no curator
+
+    [(title,)] = con.execute("SELECT title FROM targets WHERE paper_id = 'tA'").fetchall()
+    review.record(IA, "brief", {"text": f"How could {title} be made to scale further?"})
+    leaky = apply.apply_reviews(con, KEYED, "eval")["version_id"]
+    with pytest.raises(exports.ExportLeak, match="names a target"):
+        exports.export(con, KEYED, "eval", leaky, tmp_path / "leaky")
+    assert not (tmp_path / "leaky").exists()
