@@ -230,7 +230,7 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
     console.checkpoint()
     with gold.Steps(gold.make_llm(settings, con), con, settings) as steps:
         if settings.runner == "dask":
-            chunks = _lineage_on_dask(logger, con, settings, selection, steps, shown)
+            chunks = _lineage_on_dask(logger, con, settings, selection, shown)
         else:
             chunks = _lineage(client, con, settings, selection, steps, shown)
         resolved = [target for chunk, _, _ in chunks for target in chunk]
@@ -299,7 +299,6 @@ def _lineage_on_dask(
     con: Any,
     settings: Settings,
     selection: Selection,
-    steps: gold.Steps,
     shown: Any,
 ) -> list[Chunk]:
     """Resolve every chunk on the Dask workers at once, from a read-only copy of the
@@ -340,7 +339,7 @@ def _lineage_on_dask(
                 _advanced(logger, shown, before, len(selection.selected))
         finally:
             copy.unlink(missing_ok=True)
-        return _steps_on_dask(runner, con, settings, steps, resolved_parts)
+        return _steps_on_dask(runner, con, settings, resolved_parts)
 
 
 @task(name="brief-audit-grade", **NO_STORE)
@@ -349,25 +348,17 @@ def steps_remote(
 ) -> list[gold.Records]:
     """The LLM steps of ``targets`` on a Dask worker, from the build's read-only copy made once
     lineage was complete; returns each target's records, which the flow process writes."""
-    return cast(
-        list[gold.Records],
-        dask_runner.steps_records(settings, copy, targets, first_rank, workers),
-    )
+    return dask_runner.steps_records(settings, copy, targets, first_rank, workers)
 
 
 def _steps_on_dask(
-    runner: Any,
-    con: Any,
-    settings: Settings,
-    steps: gold.Steps,
-    parts: list[tuple[int, list[str]]],
+    runner: Any, con: Any, settings: Settings, parts: list[tuple[int, list[str]]]
 ) -> list[Chunk]:
     """Every chunk's LLM steps on the Dask workers at once. The retrieval check searches every
     paper, so they start once lineage is complete, from a read-only copy made then (its papers
     indexed); each chunk's records come back for :func:`_store` to write in the chunks' order,
     as a local build's do."""
     copy = Path(str(settings.warehouse) + ".steps-copy")
-    steps.corpus_complete()  # the warehouse's own index, as after a local build
     try:
         reading_copy.write_for_steps(con, copy)
         workers = max(1, len(runner.client.scheduler_info()["workers"]))

@@ -33,6 +33,8 @@ from inspire_build.tables import reading_copy
 if TYPE_CHECKING:
     from prefect_dask.task_runners import DaskTaskRunner
 
+    from inspire_build.gold import Records
+
 HOST = "127.0.0.1"  # a LocalCluster listens on the loopback only
 PORTS_PER_WORKER = 3  # its nanny, the worker, the worker's HTTP server
 
@@ -234,7 +236,6 @@ class SharedSlots:
         from distributed import Semaphore
 
         scheduler, loop, _ = _scheduler()
-        self.size, self.most_held = size, 0
         self._leases = Semaphore(
             max_leases=size, name="inspire-llm-slots", scheduler_rpc=scheduler, loop=loop
         )
@@ -247,7 +248,7 @@ class SharedSlots:
 
 def steps_records(
     settings: Settings, copy: Path, targets: Sequence[str], first_rank: int, workers: int
-) -> list[Any]:
+) -> list[Records]:
     """The LLM steps of ``targets`` (the ``first_rank``-th on of the build's) in this worker,
     reading the build's read-only ``copy`` made once lineage was complete; returns each
     target's :class:`gold.Records` for the flow process to write. The calls in flight are
@@ -256,14 +257,14 @@ def steps_records(
     from inspire_build import gold
     from inspire_build.llm_limits import CallLimiter
 
+    rpm, tpm = settings.llm_rpm, settings.llm_tpm
+    share = CallLimiter(
+        max(1, rpm // workers) if rpm else None, max(1, tpm // workers) if tpm else None
+    )
     con = _opened(copy)
     try:
-        llm = gold.make_llm(settings, con)
-        llm.slots = SharedSlots(settings.llm_concurrency)  # type: ignore[assignment]
-        rpm, tpm = settings.llm_rpm, settings.llm_tpm
-        llm.limiter = CallLimiter(
-            max(1, rpm // workers) if rpm else None, max(1, tpm // workers) if tpm else None
-        )
+        slots = SharedSlots(settings.llm_concurrency)
+        llm = gold.make_llm(settings, con, slots=slots, limiter=share)
         with gold.Steps(llm, con, settings, first_rank) as steps:
             steps.corpus_complete(index=False)  # the copy holds every paper, indexed
             return [future.result() for future in steps.submit(targets)]

@@ -27,6 +27,7 @@ from inspire_build.config import Settings
 from inspire_build.errors import Cancelled, LLMError
 from inspire_build.grading import Graded, grade_references
 from inspire_build.llm import LLM, Deferred, Later
+from inspire_build.llm_limits import CallLimiter, InFlight
 from inspire_build.llm_rules import RULES
 from inspire_build.models import (
     AuditCheck,
@@ -56,10 +57,18 @@ TARGETS_PER_SLOT = 4
 
 
 def make_llm(
-    settings: Settings, con: duckdb.DuckDBPyConnection, client: OpenAIClient | None = None
+    settings: Settings,
+    con: duckdb.DuckDBPyConnection,
+    client: OpenAIClient | None = None,
+    *,
+    slots: InFlight | None = None,
+    limiter: CallLimiter | None = None,
 ) -> LLM:
-    """The configured backend, with the rules answers wired in."""
-    return LLM(settings, con, rules=RULES, client=client, urgency=URGENCY)
+    """The configured backend, with the rules answers wired in; ``slots`` and ``limiter``
+    bound its calls where they are shared beyond this process (Dask workers)."""
+    return LLM(
+        settings, con, rules=RULES, client=client, urgency=URGENCY, slots=slots, limiter=limiter
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,7 +36,7 @@ import pydantic
 
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError, LLMError
-from inspire_build.llm_limits import CallLimiter, Slots
+from inspire_build.llm_limits import CallLimiter, InFlight, Slots
 from inspire_build.redaction import Redactor
 from inspire_build.tables import llm_log
 from inspire_build.templates import Prompt, load_prompts
@@ -186,6 +186,8 @@ class LLM:
         rules: Mapping[str, RulesFunction] | None = None,
         client: openai.OpenAI | None = None,
         urgency: Mapping[str, int] | None = None,
+        slots: InFlight | None = None,
+        limiter: CallLimiter | None = None,
     ) -> None:
         self.settings = settings
         self.backend = settings.llm_backend
@@ -197,10 +199,11 @@ class LLM:
         self._client = client
         self.redactor = Redactor.for_settings(settings)
         self.calls_made = 0  # calls that reached the backend (not served from the log)
-        self.limiter = CallLimiter(settings.llm_rpm, settings.llm_tpm)  # shared by every thread
+        # shared by every thread (a Dask worker's: its share of the cluster's rpm and tpm)
+        self.limiter = limiter or CallLimiter(settings.llm_rpm, settings.llm_tpm)
         # Chat calls in flight, over every thread (targets at once, and each target's parts); a
         # free slot goes to the prompt of lowest ``urgency``, then to the target of lowest rank.
-        self.slots = Slots(settings.llm_concurrency)
+        self.slots = slots or Slots(settings.llm_concurrency)
         self._urgency = dict(urgency or {})
         # Inside journal(): this thread's new call-log rows and the cursor it reads the log with.
         self._local = threading.local()

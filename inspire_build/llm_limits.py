@@ -15,6 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from typing import Protocol
 
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
 
@@ -88,6 +89,15 @@ class CallLimiter:
         with self._lock:
             self._paused_until = max(self._paused_until, self._clock() + seconds)
         return seconds
+
+
+class InFlight(Protocol):
+    """Bounds the chat calls in flight: :class:`Slots` in one process, a semaphore a Dask
+    cluster shares (``dask_runner.SharedSlots``)."""
+
+    def held(self, urgency: tuple[int, ...] = ()) -> contextlib.AbstractContextManager[None]:
+        """Hold a slot for one call."""
+        ...
 
 
 class Slots:
