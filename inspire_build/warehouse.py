@@ -460,6 +460,14 @@ def dicts(
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
+def first_dict(
+    con: duckdb.DuckDBPyConnection, query: str, params: Sequence[object] = ()
+) -> dict[str, Any] | None:
+    """The first row of a table module's query, as a dict by column name (None: no row)."""
+    rows = dicts(con, query, params)
+    return rows[0] if rows else None
+
+
 def crosswalk(con: duckdb.DuckDBPyConnection) -> dict[PaperId, str]:
     """The warehouse's ID crosswalk, as typed IDs."""
     known: dict[PaperId, str] = {}

@@ -25,7 +25,7 @@ from inspire_build import boundary_store, gold, splits, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError
 from inspire_build.review import decisions
-from inspire_build.review.curation import standing_of
+from inspire_build.review.curation import json_value, standing_of
 from inspire_build.review.decisions import Graded, Stored
 from inspire_build.tables import reviews as table
 from inspire_build.tables import versions
@@ -94,15 +94,15 @@ def apply_reviews(
     ).hexdigest()
     version = reviewed_version_id(split, config, kept)
     now = dt.datetime.now(dt.UTC)
-    counts = _json(header["counts"])
+    counts = json_value(header["counts"])
     row: dict[str, Any] = {
         "version_id": version,
         "split": split,
         "label": label,
         "config_hash": config,
         "code_version": header["code_version"],
-        "prompt_hashes": _json(header["prompt_hashes"]),
-        "models": _json(header["models"]),
+        "prompt_hashes": json_value(header["prompt_hashes"]),
+        "models": json_value(header["models"]),
         "counts": {
             **{k: v for k, v in counts.items() if k.startswith("targets_")},
             "instances": len(kept),
@@ -149,10 +149,6 @@ def _write(
     warehouse.upsert(con, "qrels", qrels, ["version_id", "instance_id", "paper_id"])
     warehouse.upsert(con, "version_grades", grades, ["version_id", "target_id", "paper_id"])
     warehouse.upsert(con, "version_findings", findings, ["version_id", "instance_id", "check"])
-
-
-def _json(value: object) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
 
 
 def leak_failures(con: duckdb.DuckDBPyConnection, version_id: str) -> list[tuple[str, str]]:

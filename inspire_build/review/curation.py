@@ -34,7 +34,8 @@ class UnknownInstance(InputError):
     """No instance of the served version has this ID."""
 
 
-def _json(value: object) -> Any:
+def json_value(value: object) -> Any:
+    """A JSON column as DuckDB gives it (text, or already decoded), decoded."""
     return json.loads(value) if isinstance(value, str) else value
 
 
@@ -44,10 +45,10 @@ def review_of(row: Mapping[str, Any]) -> Review:
         review_id=int(row["review_id"]),
         target_id=str(row["target_id"]),
         action=Action(row["action"]),
-        after=_json(row["after"]) or {},
+        after=json_value(row["after"]) or {},
         paper_id=row["paper_id"],
         curator=str(row["curator"]),
-        before=_json(row["before"]),
+        before=json_value(row["before"]),
         instance_id=str(row["instance_id"]),
         version_id=str(row["version_id"]),
         created_at=_utc(row["created_at"]),
@@ -179,7 +180,7 @@ class Curation:
 
     def applied(self) -> dict[str, Any] | None:
         """For a version made by ``--apply-reviews``: its base, the reviews and the figures."""
-        found = _json(self.header.get("reviews"))
+        found = json_value(self.header.get("reviews"))
         return dict(found) if found else None
 
     def boundary(self) -> dict[str, Any]:

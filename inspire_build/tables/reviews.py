@@ -38,13 +38,12 @@ def of_split(
 def version(con: duckdb.DuckDBPyConnection, version_id: str) -> dict[str, Any] | None:
     """A version's row (None: no such version); ``reviews`` is null unless it was made by
     ``--apply-reviews``."""
-    rows = warehouse.dicts(
+    return warehouse.first_dict(
         con,
         "SELECT version_id, split, label, config_hash, code_version, prompt_hashes, models, "
         "counts, cutoff_jitter_days, reviews, created_at FROM split_versions WHERE version_id = ?",
         [version_id],
     )
-    return rows[0] if rows else None
 
 
 def instances(
@@ -104,13 +103,15 @@ def findings(
 def target(con: duckdb.DuckDBPyConnection, split: str, target_id: str) -> dict[str, Any]:
     """A target's title, abstract, first public date, exact cutoff, status and reason (its own
     lineage's texts; empty when the split has no such target)."""
-    rows = warehouse.dicts(
-        con,
-        "SELECT title, abstract, first_public_date, cutoff_date, status, outcome, reason "
-        "FROM targets WHERE split = ? AND paper_id = ?",
-        [split, target_id],
+    return (
+        warehouse.first_dict(
+            con,
+            "SELECT title, abstract, first_public_date, cutoff_date, status, outcome, reason "
+            "FROM targets WHERE split = ? AND paper_id = ?",
+            [split, target_id],
+        )
+        or {}
     )
-    return rows[0] if rows else {}
 
 
 def references(con: duckdb.DuckDBPyConnection, target_id: str) -> list[dict[str, Any]]:
@@ -127,23 +128,27 @@ def references(con: duckdb.DuckDBPyConnection, target_id: str) -> list[dict[str,
 
 def completeness(con: duckdb.DuckDBPyConnection, target_id: str) -> dict[str, Any]:
     """A target's gold-completeness counts (empty when it has none)."""
-    rows = warehouse.dicts(
-        con,
-        "SELECT references_seen, resolved, dated, eligible, after_cutoff, dated_after_target, "
-        "no_date, unresolved, self, not_antecedents, unidentified FROM gold_completeness "
-        "WHERE target_id = ?",
-        [target_id],
+    return (
+        warehouse.first_dict(
+            con,
+            "SELECT references_seen, resolved, dated, eligible, after_cutoff, dated_after_target, "
+            "no_date, unresolved, self, not_antecedents, unidentified FROM gold_completeness "
+            "WHERE target_id = ?",
+            [target_id],
+        )
+        or {}
     )
-    return rows[0] if rows else {}
 
 
 def boundary(con: duckdb.DuckDBPyConnection, version_id: str) -> dict[str, Any]:
     """The attacks played on a version's public side (empty: not audited yet)."""
-    rows = warehouse.dicts(
-        con,
-        "SELECT jitter_days, instances, exact_cutoffs, hash_tried, hash_recovered, "
-        "window_median, window_p10, window_top1, window_top10, audited_at FROM boundary_audits "
-        "WHERE version_id = ?",
-        [version_id],
+    return (
+        warehouse.first_dict(
+            con,
+            "SELECT jitter_days, instances, exact_cutoffs, hash_tried, hash_recovered, "
+            "window_median, window_p10, window_top1, window_top10, audited_at FROM boundary_audits "
+            "WHERE version_id = ?",
+            [version_id],
+        )
+        or {}
     )
-    return rows[0] if rows else {}

@@ -27,13 +27,12 @@ def briefs(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple[str, str,
 
 def header(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, Any] | None:
     """A version's ID, split, label, config hash and code version (None: no such version)."""
-    rows = warehouse.dicts(
+    return warehouse.first_dict(
         con,
         "SELECT version_id, split, label, config_hash, code_version FROM split_versions "
         "WHERE version_id = ?",
         [version],
     )
-    return rows[0] if rows else None
 
 
 def graded_with_text(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple[Any, ...]]:
