@@ -25,7 +25,7 @@ from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions
 from inspire_build.classify import with_problems
 from inspire_build.config import Settings
 from inspire_build.errors import Cancelled, LLMError
-from inspire_build.grading import Graded, grade_references
+from inspire_build.grading import DECIDING, Graded, grade_references
 from inspire_build.llm import LLM, Deferred, Later
 from inspire_build.llm_limits import CallLimiter, InFlight
 from inspire_build.llm_rules import RULES
@@ -47,10 +47,19 @@ if TYPE_CHECKING:
 LLM_FAILED = "the LLM failed: "  # a brief's reason when the model refused or answered invalidly
 
 # A target's calls form a chain: brief, then its audit (identity beside the mechanism guess,
-# which the mechanism grade follows), a redraft while a brief leaks, then the grading. A free
-# LLM slot goes to the call with the most of its chain ahead (lowest first), so the last targets
-# are not left with long chains while the rest of the slots sit idle.
-URGENCY = {"brief": 0, "audit_mechanism_guess": 1, "audit_identity": 2, "audit_mechanism": 2}
+# which the mechanism grade follows), a redraft while a brief leaks, then the grading's readings
+# and, where they split, a deciding reading. A free LLM slot goes to the call with the most of
+# its chain ahead (lowest first), so the last targets are not left with long chains while the
+# rest of the slots sit idle: an earlier target's deciding reading waits behind a later one's
+# first readings.
+URGENCY = {
+    "brief": 0,
+    "audit_mechanism_guess": 1,
+    "audit_identity": 2,
+    "audit_mechanism": 2,
+    "grade": 3,
+    DECIDING: 4,
+}
 # Targets in progress per LLM slot: a target has one or two calls ready at a time, so with only
 # as many targets as slots, slots sit idle while targets wait between calls.
 TARGETS_PER_SLOT = 4

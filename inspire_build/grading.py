@@ -33,6 +33,9 @@ CHARS_PER_TOKEN = 4
 _WORD = re.compile(r"\w+")
 _PLACEHOLDER_INDEX = 9999  # sizes a reference at an index wider than any part's
 _MIN_ABSTRACT_WORDS = 20  # a trimmed reference keeps at least this much of its abstract
+# The step of a deciding reading's calls (LLM.complete's ``step``): its urgency for a slot is
+# its own, after every first reading's, since nothing waits on it but the target's end.
+DECIDING = "grade_deciding"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,6 +209,7 @@ def _read(
     readings: Sequence[Sequence[Mapping[str, Any]]],
     budget: int,
     votes: dict[str, list[Graded]],
+    step: str = "grade",
 ) -> Deferred | None:
     """Readings of references (each in an order of its own), in parts, every part asked at once
     (:meth:`LLM.each`); then each grade is appended to ``votes`` reading by reading, part by
@@ -218,7 +222,7 @@ def _read(
             (part, part_context(title, abstract, part, number, len(parts)))
             for number, part in enumerate(parts, 1)
         ]
-    sheets = llm.each([functools.partial(_ask, llm, ctx, len(part)) for part, ctx in planned])
+    sheets = llm.each([functools.partial(_ask, llm, ctx, len(part), step) for part, ctx in planned])
     deferred: Deferred | None = None
     for (part, _), sheet in zip(planned, sheets, strict=True):
         if isinstance(sheet, Deferred):
@@ -234,12 +238,11 @@ def _read(
     return deferred
 
 
-def _ask(llm: LLM, context: dict[str, Any], count: int) -> GradeSheet | Deferred:
+def _ask(llm: LLM, context: dict[str, Any], count: int, step: str) -> GradeSheet | Deferred:
     """One part's grade sheet, or in batch mode the :class:`Deferred` that collected it."""
     try:
-        return llm.complete(
-            "grade", context, GradeSheet, validate=functools.partial(check_sheet, count=count)
-        )
+        check = functools.partial(check_sheet, count=count)
+        return llm.complete("grade", context, GradeSheet, validate=check, step=step)
     except Deferred as waiting:
         return waiting
 
@@ -280,7 +283,7 @@ def grade_references(
     split = [r for r in references if majority(votes[str(r["id"])]) is None]
     if split:
         order = reading_order(split, readings)
-        deferred = _read(llm, title, abstract, [order], budget, votes)
+        deferred = _read(llm, title, abstract, [order], budget, votes, DECIDING)
         if deferred is not None:
             raise deferred
     return {i: decide(v) for i, v in votes.items()}

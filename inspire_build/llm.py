@@ -173,6 +173,7 @@ class _Asked(NamedTuple):
     prompt_name: str
     input_hash: str
     text: str
+    step: str  # what the call is for, which sets its urgency: the prompt's name unless told
 
 
 class LLM:
@@ -259,8 +260,11 @@ class LLM:
         output_model: type[Output],
         *,
         validate: Callable[[Output], None] | None = None,
+        step: str | None = None,
     ) -> Output:
-        """One structured answer. ``validate`` may raise ValueError to ask for one repair."""
+        """One structured answer. ``validate`` may raise ValueError to ask for one repair.
+        ``step`` names what the call is for when the prompt's name does not say it (a grading's
+        deciding reading): its urgency for a slot."""
         prompt = self._prompt(prompt_name)
         text = prompt.render(context)
         schema = json.dumps(output_model.model_json_schema(), sort_keys=True)
@@ -273,7 +277,7 @@ class LLM:
         input_hash = hashlib.sha256(asked.encode()).hexdigest()
         key = call_key(self.backend, self.model, prompt.hash, input_hash)
         with self._single_flight(key):
-            question = _Asked(key, prompt_name, input_hash, text)
+            question = _Asked(key, prompt_name, input_hash, text, step or prompt_name)
             return self._answer(question, context, output_model, validate)
 
     def _answer(
@@ -284,7 +288,7 @@ class LLM:
         validate: Callable[[Output], None] | None,
     ) -> Output:
         """The answer from the log (or a twin call's), else from the backend, logged."""
-        key, prompt_name, input_hash, text = asked
+        key, prompt_name, input_hash, text, step = asked
         cached = self._logged(key)
         if cached is not None:
             answer = output_model.model_validate_json(cached)
@@ -312,7 +316,7 @@ class LLM:
                 raise InvalidOutput(f"the rules answer is invalid: {' '.join(first)}") from error
         else:
             try:
-                answer, tokens = self._openai_answer(prompt_name, text, output_model, validate)
+                answer, tokens = self._openai_answer(step, text, output_model, validate)
             except (Refusal, InvalidOutput) as error:
                 # Paid for but not an answer: logged with its tokens, never served from the log.
                 status = "refused" if isinstance(error, Refusal) else "invalid"
@@ -334,7 +338,7 @@ class LLM:
 
     def _openai_answer(
         self,
-        prompt_name: str,
+        step: str,
         text: str,
         model: type[Output],
         validate: Callable[[Output], None] | None,
@@ -343,7 +347,7 @@ class LLM:
 
         messages = self.messages(text)
         used = [0, 0]
-        urgency = (self._urgency.get(prompt_name, len(self._urgency)), self._rank())
+        urgency = (self._urgency.get(step, len(self._urgency)), self._rank())
         for attempt in range(2):  # the first answer, and one repair
             try:
                 completion = self._parse(messages, model, urgency)

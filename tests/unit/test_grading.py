@@ -3,6 +3,7 @@ index, the repair of a part that drops or invents one, and tier 0 kept out of th
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -11,7 +12,7 @@ import threading
 import time
 import types
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import duckdb
@@ -411,6 +412,39 @@ def test_a_slip_in_one_reading_is_outvoted_and_agreement_costs_no_deciding_call(
     llm, shown = slipping_llm(con, {0: {titles[1]}})  # another target: not the call log's answer
     once = grading.grade_references(llm, "Another title", ABSTRACT, refs, 6000, readings=1)
     assert len(shown) == 1 and once[refs[1]["id"]].tier is Tier.T2  # one reading keeps a slip
+
+
+class RecordingSlots:
+    """Slots that never make a call wait, keeping the urgency each call asked for one with."""
+
+    def __init__(self) -> None:
+        self.urgencies: list[tuple[int, ...]] = []
+
+    @contextlib.contextmanager
+    def held(self, urgency: tuple[int, ...] = ()) -> Iterator[None]:
+        self.urgencies.append(urgency)
+        yield
+
+
+def test_a_deciding_reading_asks_for_its_slot_after_every_first_reading(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    # Reading 1 grades all three T2, reading 2 all T0: each reference is split, so one deciding
+    # part follows. Its calls wait behind any target's first readings (a later target's
+    # included), which have more of their chain ahead; and both behind every brief and audit.
+    all_t2, all_t0 = _answer((1, 2), (2, 2), (3, 2)), _answer((1, 0), (2, 0), (3, 0))
+    client = FakeOpenAI([all_t2, all_t0, _answer((1, 1), (2, 0), (3, 2))])
+    slots = RecordingSlots()
+    settings = Settings(llm_backend="openai", llm_model="m")
+    llm = LLM(settings, con, client=client, urgency=gold.URGENCY, slots=slots)  # type: ignore[arg-type]
+    reader = con.cursor()
+    with llm.journal(reader, rank=7):
+        grading.grade_references(llm, TITLE, ABSTRACT, references(3), 6000, readings=2)
+    reader.close()
+    first, deciding = gold.URGENCY["grade"], gold.URGENCY[grading.DECIDING]
+    assert slots.urgencies == [(first, 7), (first, 7), (deciding, 7)]
+    assert deciding > first > max(v for k, v in gold.URGENCY.items() if not k.startswith("grade"))
+    assert (deciding, 0) > (first, 99)  # an earlier target's deciding part comes after
 
 
 class SlowOpenAI(FakeOpenAI):
