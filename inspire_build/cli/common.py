@@ -3,7 +3,9 @@ helpers that print, and :func:`main`, which translates errors once."""
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
+import gc
 import json
 import os
 import sys
@@ -323,6 +325,10 @@ def _emit(lines: list[dict[str, object]], as_json: bool) -> None:
 
 def main() -> None:
     """Entry point of the ``inspire`` script: runs the app and translates errors once."""
+    # At exit the interpreter's last collection walks the whole heap: about 1 s after a build of
+    # 60 targets, with nothing left to save. Registered first, this runs after every other exit
+    # handler (Prefect's log and event flushes, logging's), and lets the process end at once.
+    atexit.register(gc.freeze)
     try:
         app()
     except InspireError as error:

@@ -11,6 +11,8 @@ And the app as a whole: every command has help text, every boolean option is a p
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
 import os
 import subprocess
@@ -306,6 +308,17 @@ def test_corruption_found_mid_command_is_one_line(
         cli.main()
     assert exited.value.code == 1
     assert capsys.readouterr().err.startswith("error: the warehouse is corrupt")
+
+
+def test_the_process_skips_the_last_collection_of_its_heap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    registered: list[object] = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(sys, "argv", ["inspire", "--help"])
+    with pytest.raises(SystemExit):
+        cli.main()
+    assert registered == [gc.freeze]  # the first exit handler registered runs last
 
 
 def test_translate_tells_a_lock_from_a_block() -> None:
