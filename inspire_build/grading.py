@@ -21,7 +21,7 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inspire_build.llm import LLM, Deferred
@@ -84,11 +84,15 @@ def part_context(
     }
 
 
-def _trimmed(reference: Mapping[str, Any], fits: Any) -> dict[str, Any]:
-    """A reference too long for a part of its own: its contexts, then its abstract, halved until
-    it fits (``mentions`` keeps the full count of its contexts)."""
+def _trimmed(
+    reference: Mapping[str, Any], size: Callable[[Mapping[str, Any]], int], budget: int
+) -> tuple[dict[str, Any], int]:
+    """A reference and its ``size`` in tokens; one too long for a part of its own has its
+    contexts, then its abstract, halved until it fits (``mentions`` keeps the full count of its
+    contexts)."""
     item = {**reference, "mentions": len(reference.get("contexts") or [])}
-    while not fits(item):
+    used = size(item)
+    while used > budget:
         contexts, words = list(item.get("contexts") or []), str(item.get("abstract") or "").split()
         if len(contexts) > 1:
             item["contexts"] = contexts[: len(contexts) // 2]
@@ -96,7 +100,8 @@ def _trimmed(reference: Mapping[str, Any], fits: Any) -> dict[str, Any]:
             item["abstract"] = " ".join(words[: len(words) // 2]) + " ..."
         else:
             break  # nothing left to cut: the part is over budget, and still graded
-    return item
+        used = size(item)
+    return item, used
 
 
 def plan_parts(
@@ -105,12 +110,15 @@ def plan_parts(
     abstract: str,
     references: Sequence[Mapping[str, Any]],
     budget: int,
+    sized: dict[str, tuple[dict[str, Any], int]] | None = None,
 ) -> list[list[dict[str, Any]]]:
     """Consecutive references in parts whose rendered prompt fits ``budget`` tokens.
 
     Each reference is sized once (its prompt alone, less the empty prompt); parts are packed
     greedily, then each is rendered and halved again should the sum have underestimated it. A
     reference too long even alone is trimmed (:func:`_trimmed`) and graded in a part of its own.
+    ``sized`` keeps each reference's trimmed form and cost by ID for the target's next reading:
+    a reading's order changes neither, since a reference is sized at a placeholder index.
     """
 
     def tokens(items: Sequence[Mapping[str, Any]], index: int = 1) -> int:
@@ -119,10 +127,13 @@ def plan_parts(
         return estimate_tokens(prompt.render(context))
 
     base = tokens([])
-    items = [
-        _trimmed(r, lambda item: tokens([item], _PLACEHOLDER_INDEX) <= budget) for r in references
-    ]
-    costs = [tokens([item], _PLACEHOLDER_INDEX) - base for item in items]
+    known = {} if sized is None else sized
+    for reference in references:
+        if str(reference["id"]) not in known:
+            item, alone = _trimmed(reference, lambda i: tokens([i], _PLACEHOLDER_INDEX), budget)
+            known[str(reference["id"])] = (item, alone - base)
+    items = [known[str(r["id"])][0] for r in references]
+    costs = [known[str(r["id"])][1] for r in references]
     packed: list[list[dict[str, Any]]] = []
     used = budget  # forces a first part
     for item, cost in zip(items, costs, strict=True):
@@ -209,15 +220,16 @@ def _read(
     readings: Sequence[Sequence[Mapping[str, Any]]],
     budget: int,
     votes: dict[str, list[Graded]],
+    sized: dict[str, tuple[dict[str, Any], int]],
     step: str = "grade",
 ) -> Deferred | None:
     """Readings of references (each in an order of its own), in parts, every part asked at once
     (:meth:`LLM.each`); then each grade is appended to ``votes`` reading by reading, part by
     part, as one call after another would. In batch mode every part's request is sent before
-    the last :class:`Deferred` is returned."""
+    the last :class:`Deferred` is returned. ``sized``: see :func:`plan_parts`."""
     planned: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
     for references in readings:
-        parts = plan_parts(llm.prompts["grade"], title, abstract, references, budget)
+        parts = plan_parts(llm.prompts["grade"], title, abstract, references, budget, sized)
         planned += [
             (part, part_context(title, abstract, part, number, len(parts)))
             for number, part in enumerate(parts, 1)
@@ -277,13 +289,14 @@ def grade_references(
         return {}
     votes: dict[str, list[Graded]] = {i: [] for i in ids}
     orders = [reading_order(references, reading) for reading in range(readings)]
-    deferred = _read(llm, title, abstract, orders, budget, votes)
+    sized: dict[str, tuple[dict[str, Any], int]] = {}  # each reference sized once, not a reading
+    deferred = _read(llm, title, abstract, orders, budget, votes, sized)
     if deferred is not None:
         raise deferred
     split = [r for r in references if majority(votes[str(r["id"])]) is None]
     if split:
         order = reading_order(split, readings)
-        deferred = _read(llm, title, abstract, [order], budget, votes, DECIDING)
+        deferred = _read(llm, title, abstract, [order], budget, votes, sized, DECIDING)
         if deferred is not None:
             raise deferred
     return {i: decide(v) for i, v in votes.items()}

@@ -114,6 +114,34 @@ def test_a_reference_too_long_for_a_part_of_its_own_is_trimmed_to_fit() -> None:
     assert context["references"][0]["mentions"] == 400 and len(item["contexts"]) < 400
 
 
+class CountingPrompt:
+    """The grade prompt, counting its renders."""
+
+    def __init__(self) -> None:
+        self.renders = 0
+
+    def render(self, context: Mapping[str, Any]) -> str:
+        self.renders += 1
+        return PROMPT.render(context)
+
+
+def test_a_targets_readings_size_each_reference_once_and_part_it_the_same() -> None:
+    refs, budget = references(40), 2500
+    orders = [grading.reading_order(refs, reading) for reading in range(3)]
+    alone = [grading.plan_parts(PROMPT, TITLE, ABSTRACT, order, budget) for order in orders]
+    prompt, sized = CountingPrompt(), dict[str, tuple[dict[str, Any], int]]()
+    shared = [
+        grading.plan_parts(prompt, TITLE, ABSTRACT, order, budget, sized)  # type: ignore[arg-type]
+        for order in orders
+    ]
+    assert shared == alone  # the same parts as a reading sized on its own
+    assert sorted(sized) == sorted(r["id"] for r in refs)
+    parts = sum(map(len, alone))
+    # Each reference rendered once over the three readings, plus each reading's empty prompt and
+    # its parts' checks; sizing every reading anew rendered each reference twice a reading.
+    assert prompt.renders <= len(refs) + 3 + parts < 6 * len(refs)
+
+
 def sheet(*grades: tuple[int, int, str | None]) -> GradeSheet:
     return GradeSheet(
         grades=tuple(
