@@ -282,7 +282,8 @@ def _lineage(
     chunks: list[Chunk] = []
     before = candidates = 0
     memo = resolve.Memo()  # what earlier chunks fetched is not asked for again
-    for part in pipeline.chunks(selection.selected, settings.chunk_size):
+    first = pipeline.first_chunk(settings)  # growing chunks: the LLM steps start sooner
+    for part in pipeline.chunks(selection.selected, settings.chunk_size, first):
         named = resolve_chunk.with_options(
             task_run_name=f"resolve-lineage targets {before + 1}-{before + len(part)}"
         )

@@ -36,10 +36,28 @@ STEPS = (SELECT, LINEAGE, LLM_STEPS, WRITE)
 select = select_targets  # step 1: the split's targets, each recorded with a status and a reason
 
 
-def chunks(targets: list[str], size: int) -> list[list[str]]:
+def chunks(targets: list[str], size: int, first: int | None = None) -> list[list[str]]:
     """``targets`` in consecutive chunks of ``size`` (``Settings.chunk_size``; the last may be
-    shorter)."""
-    return [targets[start : start + size] for start in range(0, len(targets), size)]
+    shorter). With ``first``, they grow from that size, each twice the last, up to ``size``."""
+    parts: list[list[str]] = []
+    start, length = 0, min(first or size, size)
+    while start < len(targets):
+        parts.append(targets[start : start + length])
+        start, length = start + length, min(2 * length, size)
+    return parts
+
+
+def first_chunk(settings: Settings) -> int | None:
+    """The size a build's lineage chunks grow from (:func:`chunks`) when a model with latency
+    answers calls at once (the openai backend, ``llm_concurrency`` over 1), else None.
+
+    A chunk's LLM steps start once its lineage is written, so a first chunk of a quarter as many
+    targets as LLM slots (a target has a call or two ready at a time) starts them seconds
+    sooner, and chunks doubling from it each resolve while the ones before keep the slots busy.
+    Smaller chunks share fewer batch requests: a few more HTTP calls."""
+    if settings.llm_backend != "openai" or settings.llm_concurrency < 2:
+        return None
+    return max(1, settings.llm_concurrency // 4)
 
 
 def lineage(
