@@ -229,8 +229,10 @@ class SourceCodec:
     name: str
     default_base_url: str
     describe: Callable[[str, str, Params, Any], Described]
-    is_complete: Callable[[bytes], bool]
-    # How it reports an error, and refuses a malformed body: as a JSON API does, unless told.
+    # Whether an answer holds the whole resource, judged on its body as check_body read it.
+    is_complete: Callable[[Any], bool]
+    # How it reports an error, and reads a body, refusing a malformed one (ValueError): as a
+    # JSON API does, unless told. A body is read once: the store and the caller share it.
     error_message: Callable[[bytes], str] = json_error_message
     check_body: Callable[[bytes], object] = check_json
     transient_statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
@@ -255,8 +257,13 @@ class Response:
     headers: Mapping[str, str]
     url: str  # redacted
     from_store: bool
+    # A fresh answer's body as its source's check_body read it (a 560 KB OpenAlex page takes
+    # milliseconds to parse, and a build reads hundreds): json() returns it, when it is JSON.
+    document: Any = dataclasses.field(default=None, compare=False, repr=False)
 
     def json(self) -> Any:
+        if isinstance(self.document, dict | list):
+            return self.document
         return json.loads(self.body)
 
     @property
@@ -451,8 +458,12 @@ def store_row(
     body: bytes,
     origin: str,
     fetched_at: dt.datetime,
+    document: Any = None,
 ) -> dict[str, object]:
-    """One ``raw_http`` row. ``url``, ``request_body`` and ``body`` must already be redacted."""
+    """One ``raw_http`` row. ``url``, ``request_body`` and ``body`` must already be redacted.
+    ``document``: the body as the codec's check_body read it, else it is read here."""
+    if status < 400 and document is None:
+        document = codec.check_body(body)
     return {
         "request_key": request_key(codec.name, method, url, request_body),
         "source": codec.name,
@@ -468,7 +479,7 @@ def store_row(
         "resource_key": f"{codec.name} {described.resource}",
         "fields": list(described.fields) if described.fields is not None else None,
         "page_size": described.page_size,
-        "complete": status < 400 and codec.is_complete(body),
+        "complete": status < 400 and codec.is_complete(document),
     }
 
 
@@ -634,16 +645,16 @@ class HttpClient:
                     codec, shown, attempt, attempts, last_problem, raw.headers.get("Retry-After")
                 )
                 continue
-            content = self._redactor.data(raw.content)
+            content, document = self._redactor.data(raw.content), None
             if raw.status_code < 400:
                 try:
-                    codec.check_body(content)
+                    document = codec.check_body(content)
                 except ValueError as error:  # truncated or malformed: never stored
                     last_problem = f"unreadable body ({error})"
                     unreadable += 1
                     self._back_off(codec, shown, attempt, attempts, last_problem, None)
                     continue
-            return self._record(codec, described, method, shown, body, raw, content)
+            return self._record(codec, described, method, shown, body, raw, content, document)
         message = (
             f"{codec.name}: gave up on {method.upper()} {shown} after {attempts} attempts "
             f"(last: {last_problem})"
@@ -688,9 +699,10 @@ class HttpClient:
         body: bytes | None,
         raw: requests.Response,
         content: bytes,
+        document: Any,
     ) -> Response:
         headers = redact_headers(dict(raw.headers))
-        response = Response(codec.name, raw.status_code, content, headers, shown, from_store=False)
+        response = Response(codec.name, raw.status_code, content, headers, shown, False, document)
         if self.store is not None:
             self.store.save(
                 [
@@ -705,6 +717,7 @@ class HttpClient:
                         body=content,
                         origin=self.origin,
                         fetched_at=dt.datetime.now(dt.UTC),
+                        document=document,
                     )
                 ]
             )

@@ -79,8 +79,9 @@ def _feed_counts(root: ElementTree.Element) -> tuple[int, int, int]:
     return number("totalResults"), number("startIndex"), len(root.findall(_ATOM + "entry"))
 
 
-def is_complete(body: bytes) -> bool:
-    total, start, entries = _feed_counts(ElementTree.fromstring(body))
+def is_complete(root: ElementTree.Element) -> bool:
+    """A feed (its parsed tree) is complete when it starts at 0 and holds every result."""
+    total, start, entries = _feed_counts(root)
     return start == 0 and entries >= total
 
 

@@ -160,9 +160,8 @@ def describe(method: str, path: str, params: Params, body: Any) -> Described:
     return Described(" ".join(parts), fields, page_size)
 
 
-def is_complete(body: bytes) -> bool:
-    """A list page is complete when it is the first page and holds every result."""
-    data = json.loads(body)
+def is_complete(data: Any) -> bool:
+    """A list page (its JSON) is complete when it is the first page and holds every result."""
     if not isinstance(data, dict) or "results" not in data:
         return True  # a single entity
     meta = data.get("meta") or {}

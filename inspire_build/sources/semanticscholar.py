@@ -137,9 +137,8 @@ def describe(method: str, path: str, params: Params, body: Any) -> Described:
     )
 
 
-def is_complete(body: bytes) -> bool:
-    """A paged answer is complete when it starts at offset 0 and has no next page."""
-    data = json.loads(body)
+def is_complete(data: Any) -> bool:
+    """A paged answer (its JSON) is complete when it starts at offset 0 and has no next page."""
     if isinstance(data, dict) and "data" in data:
         return not data.get("offset") and data.get("next") is None
     return True

@@ -201,6 +201,52 @@ def test_the_store_records_and_then_answers(con: duckdb.DuckDBPyConnection) -> N
         replay.get("openalex", "/works/W1", [("select", "id,abstract_inverted_index")])
 
 
+@pytest.mark.parametrize(
+    ("source", "path", "body", "complete"),
+    [
+        (
+            "openalex",
+            "/works",
+            b'{"meta": {"count": 1, "page": 1}, "results": [{"id": "W1"}]}',
+            True,
+        ),
+        (
+            "openalex",
+            "/works",
+            b'{"meta": {"count": 9, "page": 1}, "results": [{"id": "W1"}]}',
+            False,
+        ),
+        ("s2", "/paper/CorpusId:1/references", b'{"offset": 0, "data": []}', True),
+        ("s2", "/paper/CorpusId:1/references", b'{"offset": 0, "next": 1, "data": []}', False),
+    ],
+)
+def test_a_fresh_json_answer_is_parsed_once_for_the_check_the_store_and_the_caller(
+    con: duckdb.DuckDBPyConnection,
+    monkeypatch: pytest.MonkeyPatch,
+    source: str,
+    path: str,
+    body: bytes,
+    complete: bool,
+) -> None:
+    server = scripted(Reply(200, body))
+    parsed: list[bytes] = []
+    loads = json.loads
+
+    def counted(text: str | bytes, **kwargs: Any) -> Any:
+        parsed.append(text if isinstance(text, bytes) else text.encode())
+        return loads(text, **kwargs)
+
+    with server.running():
+        client = client_for(server, con)
+        monkeypatch.setattr(json, "loads", counted)
+        response = client.get(source, path)
+        document = response.json()
+        monkeypatch.setattr(json, "loads", loads)
+    assert parsed.count(body) == 1 and document == loads(body)
+    stored = con.execute("SELECT complete FROM raw_http").fetchall()
+    assert stored == [(complete,)]  # judged on the same parsed body
+
+
 def test_serves_is_the_documented_matching_rule() -> None:
     wanted = Described("works page=first", ("id", "title"), 100)
     assert http.serves(wanted, 200, None, 25, True)  # full records, complete page
