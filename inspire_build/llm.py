@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import json
 import threading
@@ -128,6 +129,13 @@ class CallRecord:
 
 def call_key(backend: str, model: str, prompt_hash: str, input_hash: str) -> str:
     return hashlib.sha256("\0".join((backend, model, prompt_hash, input_hash)).encode()).hexdigest()
+
+
+@functools.cache
+def schema_text(model: type[pydantic.BaseModel]) -> str:
+    """A model's JSON schema as a call's key hashes it and a ``json_object`` prompt states it:
+    built once per model (pydantic builds it anew on every ask, for every call)."""
+    return json.dumps(model.model_json_schema(), sort_keys=True)
 
 
 def estimate_tokens(messages: list[dict[str, str]]) -> int:
@@ -267,7 +275,7 @@ class LLM:
         deciding reading): its urgency for a slot."""
         prompt = self._prompt(prompt_name)
         text = prompt.render(context)
-        schema = json.dumps(output_model.model_json_schema(), sort_keys=True)
+        schema = schema_text(output_model)
         # The whole context, not only the rendered text: the rules backend may read data the
         # template does not show, and a cache hit must mean the same question.
         data = json.dumps(context, sort_keys=True, default=str)
@@ -439,7 +447,7 @@ class LLM:
                 **options,
             )
         *before, last = messages
-        schema = json.dumps(model.model_json_schema(), sort_keys=True)
+        schema = schema_text(model)
         stated = {**last, "content": f"{last['content']}\n\n{JSON_OBJECT_ASK}\n{schema}"}
         return completions.create(  # type: ignore[call-overload]
             model=self.model,

@@ -410,3 +410,12 @@ def test_warm_up_makes_the_openai_client_in_a_thread_and_the_rules_backend_none(
     rules_llm = make_llm(Settings(), con)
     rules_llm.warm_up()
     assert rules_llm._client is None
+
+
+def test_a_models_schema_text_is_built_once_and_is_what_the_key_hashed() -> None:
+    from inspire_build.llm import schema_text
+    from inspire_build.models import GradeSheet
+
+    text = schema_text(GradeSheet)
+    assert text == json.dumps(GradeSheet.model_json_schema(), sort_keys=True)
+    assert schema_text(GradeSheet) is text  # cached: not rebuilt for every call
