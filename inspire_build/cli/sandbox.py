@@ -62,7 +62,7 @@ def sandbox_serve(
     ] = 1.0,
     seed: Annotated[int, typer.Option(help="Seed of the fault and LLM dice.")] = 0,
     llm_latency: Annotated[
-        float, typer.Option(help="Seconds every chat completion waits.", min=0)
+        float, typer.Option(help="Seconds from a chat request to its answer.", min=0)
     ] = 0.0,
     llm_rpm: Annotated[
         int | None,

@@ -818,6 +818,7 @@ def router(config: OpenAIConfig, truth: Truth | None = None) -> fastapi.APIRoute
 
     @api.post("/chat/completions")
     async def chat_completions(request: Request) -> Response:
+        arrived = time.monotonic()
         chat = _chat_request(await _json(request))
         asked = _tokens(_prompt_text(chat.messages), config.tokens_per_word)
         try:
@@ -828,11 +829,22 @@ def router(config: OpenAIConfig, truth: Truth | None = None) -> fastapi.APIRoute
         number = state.next("chat")
         fault = _triggered(config, chat) or _fault(config, number)
         with state.in_flight():
-            await asyncio.sleep(config.latency_s + (config.timeout_s if fault == "timeout" else 0))
-        ident = _digest(config.seed, "chat", number)[:24]
-        cached = state.cached(chat.messages)
-        body = _completion(config, chat, fault, ident, state.tick(), truth, cached)
-        return JSONResponse(body, headers=headers)
+            # The answer is made first and sent latency_s after the request came: the emulated
+            # model's latency is latency_s, not latency_s plus this machine's time to answer.
+            ident = _digest(config.seed, "chat", number)[:24]
+            cached = state.cached(chat.messages)
+            answer: dict[str, Any] | _ApiError
+            try:
+                answer = _completion(config, chat, fault, ident, state.tick(), truth, cached)
+            except _ApiError as refused:  # a schema it cannot answer: said after the latency too
+                answer = refused
+            spent = time.monotonic() - arrived
+            await asyncio.sleep(
+                max(0.0, config.latency_s - spent) + (config.timeout_s if fault == "timeout" else 0)
+            )
+        if isinstance(answer, _ApiError):
+            raise answer
+        return JSONResponse(answer, headers=headers)
 
     @api.get("/_sandbox/calls")
     async def calls() -> dict[str, int]:

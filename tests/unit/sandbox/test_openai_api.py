@@ -11,6 +11,7 @@ import json
 import random
 import re
 import time
+import types
 import uuid
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ from openai.lib._pydantic import to_strict_json_schema
 
 from inspire_build.briefs import redactions
 from inspire_build.models import BriefDraft
-from inspire_build.sandbox import server
+from inspire_build.sandbox import openai_api, server
 from inspire_build.sandbox import world as W
 from inspire_build.sandbox.llm_truth import Truth, TruthRates
 from inspire_build.sandbox.openai_api import REFUSAL, OpenAIConfig, router
@@ -290,6 +291,36 @@ def test_latency_is_added_to_every_completion() -> None:
     started = time.monotonic()
     chat(client, chat_body())
     assert time.monotonic() - started >= 0.1
+
+
+def test_the_answer_is_made_first_and_sent_the_latency_after_the_request_came(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The emulated model's latency is latency_s, this machine's time to answer included: the
+    endpoint waits only what is left of it, and a schema it cannot answer waits as long."""
+    now, waits = [100.0], []
+    made = openai_api._completion
+
+    def slow_completion(*args: Any) -> Any:
+        now[0] += 0.3  # making the answer takes 0.3 s of the 1 s
+        return made(*args)
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(openai_api, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(openai_api, "_completion", slow_completion)
+    monkeypatch.setattr(openai_api.asyncio, "sleep", sleep)
+    client = make_client(latency_s=1.0)
+    Brief.model_validate_json(content(chat(client, chat_body(Brief))))
+    assert waits == [pytest.approx(0.7)]
+    body = chat_body(Brief)
+    body["response_format"]["json_schema"]["schema"] = {
+        "type": "object",
+        "properties": {"x": {"type": "frob"}},
+    }
+    response = client.post("/v1/chat/completions", json=body)
+    assert response.status_code == 400 and waits[1:] == [pytest.approx(0.7)]
 
 
 def test_faults_follow_the_seeded_request_count() -> None:
