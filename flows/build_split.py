@@ -282,8 +282,7 @@ def _lineage(
     chunks: list[Chunk] = []
     before = candidates = 0
     memo = resolve.Memo()  # what earlier chunks fetched is not asked for again
-    first = pipeline.first_chunk(settings)  # growing chunks: the LLM steps start sooner
-    for part in pipeline.chunks(selection.selected, settings.chunk_size, first):
+    for part in pipeline.lineage_chunks(selection.selected, settings):
         named = resolve_chunk.with_options(
             task_run_name=f"resolve-lineage targets {before + 1}-{before + len(part)}"
         )
@@ -307,7 +306,7 @@ def _lineage_on_dask(
     LLM steps of every chunk on the workers too (:func:`_steps_on_dask`)."""
     copy = Path(str(settings.warehouse) + ".reading-copy")
     offsets = boundary_store.cutoff_offsets(con, settings)
-    parts = pipeline.chunks(selection.selected, settings.chunk_size)
+    parts = pipeline.lineage_chunks(selection.selected, settings)
     resolved_parts: list[tuple[int, list[str]]] = []  # (candidates before, the chunk's)
     before = candidates = 0
     with dask_runner.started(settings, logger.info) as runner:

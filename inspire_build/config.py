@@ -141,7 +141,8 @@ class Settings(BaseSettings):
     concurrency: int = Field(default=4, ge=1, le=64)
     # Targets whose lineage is resolved together: a chunk's references are fetched in shared
     # batch requests, and its targets' LLM steps start while the next chunk's lineage is
-    # fetched. The split does not depend on the size (tests/integration/test_chunking.py).
+    # fetched (with the openai backend, chunks grow up to it: pipeline.lineage_chunks). The
+    # split does not depend on the size (tests/integration/test_chunking.py).
     chunk_size: int = Field(default=20, ge=1)
     # Read records, reference lists and candidates from the bulk tables (`inspire snapshot
     # ingest`) before asking the APIs, when they hold any files.

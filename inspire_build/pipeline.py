@@ -47,17 +47,19 @@ def chunks(targets: list[str], size: int, first: int | None = None) -> list[list
     return parts
 
 
-def first_chunk(settings: Settings) -> int | None:
-    """The size a build's lineage chunks grow from (:func:`chunks`) when a model with latency
-    answers calls at once (the openai backend, ``llm_concurrency`` over 1), else None.
+def lineage_chunks(targets: list[str], settings: Settings) -> list[list[str]]:
+    """A build's targets in the chunks its lineage resolves: of ``chunk_size`` with the rules
+    backend; with a model (the openai backend), growing from a fifth of ``chunk_size``, each
+    twice the last (4, 8, 16, 20, 20, ... at 20).
 
-    A chunk's LLM steps start once its lineage is written, so a first chunk of a quarter as many
-    targets as LLM slots (a target has a call or two ready at a time) starts them seconds
-    sooner, and chunks doubling from it each resolve while the ones before keep the slots busy.
-    Smaller chunks share fewer batch requests: a few more HTTP calls."""
-    if settings.llm_backend != "openai" or settings.llm_concurrency < 2:
-        return None
-    return max(1, settings.llm_concurrency // 4)
+    A chunk's LLM steps start once its lineage is written, so a small first chunk starts them
+    seconds sooner, and chunks doubling from it each resolve while the ones before keep the LLM
+    slots busy; smaller chunks share fewer batch requests (a few more HTTP calls). The rule
+    reads no concurrency and no runner: the card's hash attack counts the IDs a build fetched,
+    which its chunks shape (tests/integration/test_chunking.py), so every runner and every
+    concurrency must chunk a build alike for its export to keep the same bytes."""
+    first = max(1, settings.chunk_size // 5) if settings.llm_backend == "openai" else None
+    return chunks(targets, settings.chunk_size, first)
 
 
 def lineage(
@@ -171,7 +173,7 @@ def build_split(
     candidates: list[str] = []
     with gold.Steps(gold.make_llm(settings, con), con, settings) as steps:
         started = []
-        for chunk in chunks(selection.selected, settings.chunk_size):
+        for chunk in lineage_chunks(selection.selected, settings):
             resolved = lineage(con, client, settings, selection, targets=chunk, memo=memo)
             candidates += resolved
             started += steps.submit(resolved)

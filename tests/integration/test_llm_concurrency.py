@@ -96,7 +96,7 @@ def _steps_after_lineage(
     selection, memo = pipeline.select(client, con, settings, split, limit), resolve.Memo()
     candidates = [
         target
-        for chunk in pipeline.chunks(selection.selected, settings.chunk_size)
+        for chunk in pipeline.lineage_chunks(selection.selected, settings)
         for target in pipeline.lineage(con, client, settings, selection, targets=chunk, memo=memo)
     ]
     gold.run(gold.make_llm(settings, con), con, settings, candidates)

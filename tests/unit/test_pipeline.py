@@ -36,11 +36,13 @@ def test_growing_chunks_by_hand(count: int, size: int, first: int | None, sizes:
     assert [t for part in parts for t in part] == TARGETS[:count]  # every target once, in order
 
 
-def test_chunks_grow_only_for_a_model_answering_calls_at_once() -> None:
+def test_a_builds_chunks_grow_with_a_model_whatever_its_concurrency_or_runner() -> None:
     live = {"llm_backend": "openai", "llm_model": "m"}
-    assert pipeline.first_chunk(Settings(**live, llm_concurrency=16)) == 4
-    assert pipeline.first_chunk(Settings(**live, llm_concurrency=8)) == 2
-    assert pipeline.first_chunk(Settings(**live, llm_concurrency=3)) == 1
-    # One call at a time, or the rules backend (no latency): fixed chunks share the most requests.
-    assert pipeline.first_chunk(Settings(**live, llm_concurrency=1)) is None
-    assert pipeline.first_chunk(Settings(llm_backend="rules", llm_concurrency=16)) is None
+    for extra in ({"llm_concurrency": 16}, {"llm_concurrency": 1}, {"runner": "dask"}):
+        settings = Settings(**live, **extra)  # type: ignore[arg-type]
+        assert _sizes(pipeline.lineage_chunks(TARGETS, settings)) == [4, 8, 16, 20, 12]
+    small = Settings(**live, chunk_size=6)
+    assert _sizes(pipeline.lineage_chunks(TARGETS[:12], small)) == [1, 2, 4, 5]
+    # The rules backend (no latency to hide) keeps fixed chunks: they share the most requests.
+    rules = Settings(llm_backend="rules", llm_concurrency=16)
+    assert _sizes(pipeline.lineage_chunks(TARGETS, rules)) == [20, 20, 20]
