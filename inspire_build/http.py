@@ -232,7 +232,8 @@ class SourceCodec:
     # Whether an answer holds the whole resource, judged on its body as check_body read it.
     is_complete: Callable[[Any], bool]
     # How it reports an error, and reads a body, refusing a malformed one (ValueError): as a
-    # JSON API does, unless told. A body is read once: the store and the caller share it.
+    # JSON API does, unless told. The reading serves the store's is_complete too, and a JSON
+    # API's caller (Response.json), so a fresh body is parsed once.
     error_message: Callable[[bytes], str] = json_error_message
     check_body: Callable[[bytes], object] = check_json
     transient_statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
@@ -262,6 +263,8 @@ class Response:
     document: Any = dataclasses.field(default=None, compare=False, repr=False)
 
     def json(self) -> Any:
+        """The body's JSON: a fresh answer's own reading (one object: read it, do not change
+        it), else parsed here."""
         if isinstance(self.document, dict | list):
             return self.document
         return json.loads(self.body)

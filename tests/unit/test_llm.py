@@ -20,8 +20,8 @@ import pytest
 from inspire_build import gold, llm_rules
 from inspire_build.config import Settings
 from inspire_build.gold import make_llm
-from inspire_build.llm import LLM, LLMConfigError, LLMError
-from inspire_build.models import BriefDraft, LeakLevel
+from inspire_build.llm import LLM, LLMConfigError, LLMError, schema_text
+from inspire_build.models import BriefDraft, GradeSheet, LeakLevel
 from inspire_build.tables import llm_log
 from inspire_build.templates import load_prompts
 from tests.unit.test_grading import SIGNALS, _target
@@ -412,10 +412,7 @@ def test_warm_up_makes_the_openai_client_in_a_thread_and_the_rules_backend_none(
     assert rules_llm._client is None
 
 
-def test_a_models_schema_text_is_built_once_and_is_what_the_key_hashed() -> None:
-    from inspire_build.llm import schema_text
-    from inspire_build.models import GradeSheet
-
+def test_a_models_schema_text_is_built_once() -> None:
     text = schema_text(GradeSheet)
     assert text == json.dumps(GradeSheet.model_json_schema(), sort_keys=True)
     assert schema_text(GradeSheet) is text  # cached: not rebuilt for every call

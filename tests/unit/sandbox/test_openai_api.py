@@ -310,7 +310,7 @@ def test_the_answer_is_made_first_and_sent_the_latency_after_the_request_came(
 
     monkeypatch.setattr(openai_api, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     monkeypatch.setattr(openai_api, "_completion", slow_completion)
-    monkeypatch.setattr(openai_api.asyncio, "sleep", sleep)
+    monkeypatch.setattr(openai_api, "asyncio", types.SimpleNamespace(sleep=sleep))
     client = make_client(latency_s=1.0)
     Brief.model_validate_json(content(chat(client, chat_body(Brief))))
     assert waits == [pytest.approx(0.7)]
