@@ -370,6 +370,25 @@ def test_a_request_that_leaves_late_pushes_the_next_a_full_interval_after_it() -
     assert waits == [pytest.approx(0.5)]
 
 
+def test_departures_keep_a_margin_a_tenth_of_the_interval_at_most_10_ms() -> None:
+    assert http.send_margin(0.05) == pytest.approx(0.005)  # S2 at 20/s: 5 ms
+    assert http.send_margin(1.0) == http.send_margin(3.0) == pytest.approx(0.01)  # S2, arXiv
+    assert http.send_margin(0.0) == 0.0  # no limit, no margin
+    now, waits = [0.0], []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    limiter = http.RateLimiter(1.0, clock=lambda: now[0], sleep=sleep, margin_s=0.01)
+    limiter.acquire()
+    limiter.sent()  # leaves at 0
+    limiter.acquire()  # its slot at 1.0
+    limiter.sent()  # but it leaves 10 ms after that
+    assert now[0] == pytest.approx(1.01) and waits == [pytest.approx(1.0), pytest.approx(0.01)]
+    assert http.Limits().rate("s2", 1.0, sleep).margin_s == pytest.approx(0.01)
+
+
 def test_a_slot_taken_before_another_request_left_late_still_leaves_an_interval_after_it() -> None:
     limiter, now, waits = _fake_clock_limiter(0.5)
     # Threads A and B took the slots at 0 and 0.5 before either left; A leaves 0.3 s late.
