@@ -803,6 +803,37 @@ async def _json(request: Request) -> Any:
     return body
 
 
+async def _chat_completion(state: _State, body: Any, arrived: float) -> Response:
+    """A chat request's answer, under the limits and faults, sent ``latency_s`` after it came
+    (``arrived``): the answer is made first, so the emulated model's latency is ``latency_s``,
+    not ``latency_s`` plus this machine's time to answer."""
+    config, truth = state.config, state.truth
+    chat = _chat_request(body)
+    asked = _tokens(_prompt_text(chat.messages), config.tokens_per_word)
+    try:
+        headers = state.limits.admit(asked + (chat.max_tokens or 0))
+    except _ApiError:
+        state.next("rate_limited")
+        raise
+    number = state.next("chat")
+    fault = _triggered(config, chat) or _fault(config, number)
+    with state.in_flight():
+        ident = _digest(config.seed, "chat", number)[:24]
+        cached = state.cached(chat.messages)
+        answer: dict[str, Any] | _ApiError
+        try:
+            answer = _completion(config, chat, fault, ident, state.tick(), truth, cached)
+        except _ApiError as refused:  # a schema it cannot answer: said after the latency too
+            answer = refused
+        spent = time.monotonic() - arrived
+        await asyncio.sleep(
+            max(0.0, config.latency_s - spent) + (config.timeout_s if fault == "timeout" else 0)
+        )
+    if isinstance(answer, _ApiError):
+        raise answer
+    return JSONResponse(answer, headers=headers)
+
+
 def router(config: OpenAIConfig, truth: Truth | None = None) -> fastapi.APIRouter:
     """The OpenAI endpoints over fresh in-memory state; mount it at prefix ``/v1``.
 
@@ -818,33 +849,8 @@ def router(config: OpenAIConfig, truth: Truth | None = None) -> fastapi.APIRoute
 
     @api.post("/chat/completions")
     async def chat_completions(request: Request) -> Response:
-        arrived = time.monotonic()
-        chat = _chat_request(await _json(request))
-        asked = _tokens(_prompt_text(chat.messages), config.tokens_per_word)
-        try:
-            headers = state.limits.admit(asked + (chat.max_tokens or 0))
-        except _ApiError:
-            state.next("rate_limited")
-            raise
-        number = state.next("chat")
-        fault = _triggered(config, chat) or _fault(config, number)
-        with state.in_flight():
-            # The answer is made first and sent latency_s after the request came: the emulated
-            # model's latency is latency_s, not latency_s plus this machine's time to answer.
-            ident = _digest(config.seed, "chat", number)[:24]
-            cached = state.cached(chat.messages)
-            answer: dict[str, Any] | _ApiError
-            try:
-                answer = _completion(config, chat, fault, ident, state.tick(), truth, cached)
-            except _ApiError as refused:  # a schema it cannot answer: said after the latency too
-                answer = refused
-            spent = time.monotonic() - arrived
-            await asyncio.sleep(
-                max(0.0, config.latency_s - spent) + (config.timeout_s if fault == "timeout" else 0)
-            )
-        if isinstance(answer, _ApiError):
-            raise answer
-        return JSONResponse(answer, headers=headers)
+        arrived = time.monotonic()  # before its body is read: the latency counts from here
+        return await _chat_completion(state, await _json(request), arrived)
 
     @api.get("/_sandbox/calls")
     async def calls() -> dict[str, int]:
