@@ -5,6 +5,9 @@ retry-after loses no target."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -15,7 +18,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from inspire_build import exports, gold, pipeline, resolve, warehouse
+from inspire_build import boundary, boundary_store, exports, gold, pipeline, resolve, warehouse
 from inspire_build.config import Settings
 from inspire_build.llm import LLM
 from inspire_build.sandbox import server, world
@@ -72,6 +75,42 @@ def test_concurrency_1_and_16_export_the_same_bytes(tmp_path: Path) -> None:
     assert 1 < most_together <= 16
     assert alone == together
     assert len(alone) >= 5
+    _competitor_recovers_nothing(tmp_path / "sixteen")
+
+
+def _competitor_recovers_nothing(out: Path) -> None:
+    """A competitor with the export of a build whose lineage chunks grew (4, 8, 4): every ID the
+    warehouse knows, hashed with every public string in every format, gives no instance ID; each
+    published cutoff, widened by the card's jitter, keeps the true target among the candidates,
+    and the brief's bm25 rank among them is what the audit reports."""
+    export = out / "export"
+    lines = (export / "public" / "instances.jsonl").read_text(encoding="utf-8").splitlines()
+    public = [json.loads(line) for line in lines]
+    card = (export / "dataset_card.md").read_text(encoding="utf-8")
+    con = warehouse.connect(out / "w.duckdb")
+    version = exports.latest_version(con, "eval")
+    strings = {str(row[k]) for row in public for k in ("instance_id", "cutoff")}
+    strings.update(boundary_store.public_strings(con, version), card.splitlines())
+    ids = [row["instance_id"] for row in public]
+    hashed = boundary.hash_attack(ids, boundary_store.candidate_ids(con), strings, version)
+    assert hashed.tried > 0 and not hashed.recovered
+    jitter = int(re.search(r"0 to (\d+) days", card).group(1))  # type: ignore[union-attr]
+    truth = dict(con.execute("SELECT instance_id, target_id FROM eval_latest").fetchall())
+    first_public = dict(con.execute("SELECT paper_id, first_public_date FROM papers").fetchall())
+    warehouse.build_search_index(con)
+    ranks = []
+    for row in public:
+        first, last = boundary.consistent_dates(dt.date.fromisoformat(row["cutoff"]), jitter)
+        target = truth[row["instance_id"]]
+        assert first <= first_public[target] <= last  # the narrowing keeps the target
+        ranked, _ = warehouse.search_public_between(con, row["brief"], first, last)
+        ranks.append(ranked.index(target) + 1 if target in ranked else None)
+    inputs = [
+        (r["brief"], dt.date.fromisoformat(r["cutoff"]), truth[r["instance_id"]]) for r in public
+    ]
+    _, audited = boundary_store._window_attack(con, inputs, jitter)
+    con.close()
+    assert ranks == audited  # the card's and the audit's figures are the competitor's
 
 
 def test_a_provider_answering_429_with_retry_after_loses_no_target(tmp_path: Path) -> None:
