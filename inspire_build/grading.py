@@ -129,14 +129,12 @@ def plan_parts(
     base = tokens([])
     known = {} if sized is None else sized
     for reference in references:
-        if str(reference["id"]) not in known:
+        if (key := str(reference["id"])) not in known:
             item, alone = _trimmed(reference, lambda i: tokens([i], _PLACEHOLDER_INDEX), budget)
-            known[str(reference["id"])] = (item, alone - base)
-    items = [known[str(r["id"])][0] for r in references]
-    costs = [known[str(r["id"])][1] for r in references]
+            known[key] = (item, alone - base)
     packed: list[list[dict[str, Any]]] = []
     used = budget  # forces a first part
-    for item, cost in zip(items, costs, strict=True):
+    for item, cost in (known[str(r["id"])] for r in references):
         if used + cost > budget:
             packed.append([])
             used = base

@@ -347,10 +347,10 @@ class RateLimiter:
             self._sleep(slot - now)
 
     def sent(self) -> None:
-        """A request leaves now: at least an interval after the last one left (waiting if
-        need be), and the next slot a full interval after it. A request that left some ms after
-        its slot (a busy machine, or another thread's request that left late) would otherwise
-        reach a server that counts exact windows (S2, arXiv) too soon, and be refused."""
+        """A request leaves now: at least an interval (and the margin) after the last one left,
+        waiting if need be, and the next slot a full interval after it. A request that left
+        some ms after its slot (a busy machine, or another thread's request that left late)
+        would otherwise reach a server that counts exact windows (S2, arXiv) too soon."""
         while True:
             with self._lock:
                 now = self._clock()
