@@ -6,6 +6,9 @@ import dataclasses
 import statistics
 from collections.abc import Mapping, Sequence
 
+from inspire_build.review import agreement
+from inspire_build.review.agreement import Agreement
+
 
 @dataclasses.dataclass(frozen=True)
 class Table5Row:
@@ -181,3 +184,36 @@ def review_section(applied: Mapping[str, object] | None) -> list[str]:
     ]
     lines += [f"| {label} | {int(counts.get(name, 0)):,} |" for name, label in REVIEW_FIGURES]
     return [*lines, ""]
+
+
+def agreement_section(sampled: str | None, seed: int, found: Agreement | None) -> list[str]:
+    """Model-curator agreement over the review sample of version ``sampled`` (``inspire review
+    sample``), with intervals and n; None: no sample was drawn. Figures only: no target,
+    instance, note or curator is named."""
+    lines = ["## Curator agreement", ""]
+    if found is None:
+        return [
+            *lines,
+            "No review sample was drawn for this version, so no curator has checked the model's "
+            "grades and briefs on one (`inspire review sample` draws it, `inspire review serve` "
+            "reviews it).",
+            "",
+        ]
+    drawn = (
+        f"Curators review a seeded sample of {found.sampled:,} instances of `{sampled}` (seed "
+        f"{seed}), stratified by the target's first public month and the instance's highest "
+        "gold tier (`inspire review sample`)."
+    )
+    if not found.reviewed:
+        return [*lines, drawn, "", "No sampled instance has been reviewed yet: no figure.", ""]
+    lines += [drawn, "", "| figure | value |", "|---|---|"]
+    lines += [f"| {name} | {value} |" for name, value in agreement.rows(found)]
+    return [
+        *lines,
+        "",
+        "Intervals are 95% bootstrap intervals over instances. Tiers are compared on the "
+        "reviewed instances a curator kept and passed on the grades of (accepted, or regraded); "
+        "a reference's curator tier is its regrade, else the model's tier, left as it was. "
+        "Leak marks and rejections are shares of the reviewed instances.",
+        "",
+    ]

@@ -26,6 +26,7 @@ import duckdb
 from inspire_build import boundary, boundary_store, card, sampling, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError, InspireError
+from inspire_build.review import sample as review_sample
 from inspire_build.splits import latest_version
 from inspire_build.tables import reviews as reviews_table
 from inspire_build.tables import versions
@@ -185,8 +186,9 @@ def dataset_card(
     version: str,
     report: boundary_store.BoundaryReport | None,
 ) -> str:
-    """The paper's Table 5 statistics for this build, the funnel to instances, and the
-    information boundary with the figures of the attacks played against it."""
+    """The paper's Table 5 statistics for this build, the funnel to instances, the curators'
+    review and agreement, and the information boundary with the figures of the attacks played
+    against it."""
     figures = versions.card_figures(con, split, version)
     per_target, tiers, words, years = (
         figures.per_target,
@@ -224,6 +226,11 @@ def dataset_card(
     lines += card.method_section(readings)
     applied = (reviews_table.version(con, version) or {}).get("reviews")
     lines += card.review_section(json.loads(applied) if isinstance(applied, str) else applied)
+    found = review_sample.agreement_of(con, version)
+    if found is None:
+        lines += card.agreement_section(None, 0, None)
+    else:
+        lines += card.agreement_section(found.version_id, found.seed, found.figures)
     return "\n".join(lines + boundary_section(report))
 
 

@@ -5,6 +5,7 @@ candidates: within a month the candidates are shuffled by a seeded hash, and the
 month of n sits at (k + offset) / n, with one seeded offset in [0, 1) per month (systematic
 sampling). So a build with a limit spreads its targets across the whole window instead of
 taking its earliest months, and a larger limit keeps every target a smaller one chose.
+The same order over any strata (:func:`stratified_order`) draws curators' review samples.
 """
 
 from __future__ import annotations
@@ -27,13 +28,19 @@ def month(day: dt.date | None) -> str:
 
 def selection_order(candidates: Sequence[tuple[str, dt.date | None]], seed: int) -> list[str]:
     """Candidate IDs (each with its first public date) in the order a limit selects them."""
-    by_month: dict[str, list[str]] = defaultdict(list)
-    for key, day in candidates:
-        by_month[month(day)].append(key)
+    return stratified_order([(key, month(day)) for key, day in candidates], seed)
+
+
+def stratified_order(items: Sequence[tuple[str, str]], seed: int) -> list[str]:
+    """Item IDs (each with its stratum's name) in a seeded order whose every prefix takes from
+    each stratum in proportion to its size, as :func:`selection_order` does with months."""
+    by_stratum: dict[str, list[str]] = defaultdict(list)
+    for key, stratum in items:
+        by_stratum[stratum].append(key)
     placed: list[tuple[float, str]] = []
-    for name, keys in by_month.items():
+    for name, keys in by_stratum.items():
         shuffled = sorted(keys, key=lambda k: (_unit(seed, "candidate", k), k))
-        offset = _unit(seed, "month", name)
+        offset = _unit(seed, "month", name)  # "month": the salt selection_order always had
         placed += [((rank + offset) / len(keys), key) for rank, key in enumerate(shuffled)]
     return [key for _, key in sorted(placed)]
 

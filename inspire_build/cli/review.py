@@ -1,5 +1,6 @@
 """Curator review: `review serve`, the web pages that read, judge and correct a version's
-instances (``inspire build --apply-reviews`` then writes a version with the decisions)."""
+instances (``inspire build --apply-reviews`` then writes a version with the decisions), and
+`review sample`, the seeded sample whose review measures model-curator agreement."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from inspire_build.cli.common import (
     _sub_app,
     _warehouse_path,
     err,
+    out,
 )
 from inspire_build.errors import InputError
 
@@ -81,3 +83,41 @@ def review_serve(
             local_server.serve_on(create_app(review, allowed_hosts=hosts), sock)
     finally:
         sock.close()
+
+
+@review_app.command("sample")
+def review_sample(
+    ctx: typer.Context,
+    n: Annotated[int, typer.Option("--n", help="How many instances to draw (at least 1).")],
+    split: SplitOption = "eval",
+    version: VersionOption = None,
+    seed: Annotated[int, typer.Option(help="The draw's seed: the same seed, the same sample.")] = 0,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Draw a seeded sample of a split version's instances (default: the split's latest),
+    stratified by the target's first public month and the instance's highest gold tier, for
+    curators to review; the card and `inspire audit` then report model-curator agreement on
+    it. Drawing again replaces the version's sample."""
+    from inspire_build.review.sample import draw_sample
+
+    _check_split(ctx, split, version, warehouse_path)
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        drawn = draw_sample(con, split, version, n, seed)
+    if drawn.requested > drawn.available:
+        err.print(
+            f"asked for {drawn.requested}, but {drawn.version_id} has {drawn.available} "
+            "instances: all of them are sampled"
+        )
+    out.print(
+        f"sampled {len(drawn.drawn)} of {drawn.available} instances of {drawn.version_id} "
+        f"(seed {drawn.seed}), by first public month and highest gold tier:"
+    )
+    for stratum, count in drawn.strata.items():
+        out.print(f"  {stratum}: {count}")
+    for candidate in drawn.drawn:
+        out.print(f"  instance {candidate.instance_id} ({candidate.stratum})")
+    out.print(
+        f"review them: inspire review serve --split {split} --version {drawn.version_id} "
+        "--curator NAME, and open /i/INSTANCE_ID for each; accept, reject or regrade each one. "
+        "The card (`inspire export`) and `inspire audit` then report the agreement."
+    )

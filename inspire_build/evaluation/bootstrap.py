@@ -6,9 +6,12 @@ their resampled numerator and denominator sums, so each interval is of the stati
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 SEED = 20261202
 SAMPLES = 1000
@@ -54,3 +57,20 @@ def paired_difference(
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     low, high = mean_interval(diff.tolist(), samples, seed)
     return float(diff.mean()) if diff.size else 0.0, low, high
+
+
+def grouped_interval(
+    groups: Sequence[Sequence[T]],
+    statistic: Callable[[list[T]], float],
+    samples: int = SAMPLES,
+    seed: int = SEED,
+) -> tuple[float, float]:
+    """Interval of ``statistic`` over the pooled items of resampled groups: the groups (an
+    instance's references) are drawn with replacement, never the items one by one, since the
+    items of one group are not independent."""
+    if not groups:
+        return (0.0, 0.0)
+    picks = _indices(len(groups), samples, seed)
+    values = [statistic([item for i in row for item in groups[i]]) for row in picks]
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)

@@ -63,3 +63,32 @@ def test_the_review_section_reports_the_applied_figures_or_says_there_were_none(
     assert "| rejected by a curator (dropped) | 1 |" in lines
     assert "| references whose tier a curator changed | 2 |" in lines
     assert "| briefs a curator rewrote (re-audited) | 0 |" in lines  # absent: 0
+
+
+def test_the_agreement_section_says_plainly_when_there_is_no_sample_or_no_review() -> None:
+    from inspire_build.card import agreement_section
+    from inspire_build.review.agreement import Agreement, Estimate, Share
+
+    none = agreement_section(None, 0, None)
+    assert none[0] == "## Curator agreement" and "No review sample was drawn" in none[2]
+    unread = Agreement(3, 0, None, None, None, None)
+    assert "No sampled instance has been reviewed yet" in "\n".join(
+        agreement_section("eval-abc", 4, unread)
+    )
+    found = Agreement(
+        sampled=3,
+        reviewed=2,
+        kappa=Estimate(0.5, 0.25, 0.75, 2, 9),
+        exact=Estimate(0.8, 0.7, 0.9, 2, 9),
+        leaking=Share(0, 2, 0.0, 0.0),
+        rejected=Share(1, 2, 0.0, 1.0),
+    )
+    lines = agreement_section("eval-abc", 4, found)
+    assert "seeded sample of 3 instances of `eval-abc` (seed 4)" in lines[2]
+    assert (
+        "| tiers, quadratic-weighted kappa | 0.500 (95% CI 0.250 to 0.750; n = 9 references of "
+        "2 instances) |" in lines
+    )
+    assert (
+        "| instances rejected | 1 of 2: 50.0% (95% CI 0.0% to 100.0%; n = 2 instances) |" in lines
+    )

@@ -42,3 +42,11 @@ def test_undated_candidates_form_their_own_stratum_and_months_are_counted() -> N
         "2025-03": 2,
         "undated": 1,
     }
+
+
+def test_any_strata_are_ordered_as_months_are() -> None:
+    dated = [("a", dt.date(2025, 1, 3)), ("b", dt.date(2025, 1, 9)), ("c", dt.date(2025, 2, 1))]
+    named = [(key, sampling.month(day)) for key, day in dated]
+    assert sampling.stratified_order(named, 4) == sampling.selection_order(dated, 4)
+    order = sampling.stratified_order([("x1", "T3"), ("x2", "T3"), ("y1", "T1")], 0)
+    assert sorted(order) == ["x1", "x2", "y1"]

@@ -48,6 +48,7 @@ EXPECTED_TABLES = {
     "bulk_citations",
     "bulk_paper_ids",
     "reviews",
+    "review_samples",
 }
 
 

@@ -66,3 +66,23 @@ def test_serve_answers_on_loopback_until_interrupted(planted_file: Path) -> None
     con = warehouse.connect(planted_file, read_only=True)
     assert con.execute("SELECT count(*) FROM reviews").fetchone() == (0,)
     con.close()
+
+
+def test_sample_prints_what_it_drew_and_how_to_review_it(planted_file: Path) -> None:
+    runner = CliRunner()
+    where = ["--warehouse", str(planted_file)]
+    drawn = runner.invoke(app, ["review", "sample", "--n", "5", "--seed", "2", *where])
+    assert drawn.exit_code == 0, drawn.output
+    assert "asked for 5, but eval-planted has 2 instances: all of them are sampled" in drawn.output
+    assert f"sampled 2 of 2 instances of {VERSION} (seed 2)" in drawn.output
+    assert "  2025-06 T2: 1" in drawn.output and "  2025-06 T3: 1" in drawn.output
+    assert f"  instance {IA} (2025-06 T2)" in drawn.output
+    assert f"inspire review serve --split eval --version {VERSION} --curator NAME" in drawn.output
+    none = runner.invoke(app, ["review", "sample", "--n", "0", *where])
+    assert isinstance(none.exception, InputError) and "--n must be at least 1" in str(
+        none.exception
+    )
+    other = runner.invoke(app, ["review", "sample", "--n", "1", "--version", "eval-x", *where])
+    assert isinstance(other.exception, InputError) and "unknown version 'eval-x'" in str(
+        other.exception
+    )
