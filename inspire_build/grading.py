@@ -71,6 +71,12 @@ def shown(reference: Mapping[str, Any], index: int) -> dict[str, Any]:
     }
 
 
+def withheld(reference: Mapping[str, Any]) -> dict[str, Any]:
+    """A reference as the grade prompt shows it under ``grade_evidence = "none"``: its ID (which
+    the prompt never shows) and nothing else, so the grader sees an index and must guess."""
+    return {"id": reference["id"], "title": "", "abstract": "", "contexts": [], "intents": []}
+
+
 def part_context(
     title: str, abstract: str, references: Sequence[Mapping[str, Any]], part: int, parts: int
 ) -> dict[str, Any]:

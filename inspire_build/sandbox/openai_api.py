@@ -39,7 +39,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
-from inspire_build.sandbox.llm_truth import Answer, Truth, TruthRates
+from inspire_build.sandbox.llm_truth import KNOWLEDGE_CUTOFF, Answer, Truth, TruthRates
 from inspire_build.sandbox.world import MARKER
 
 MODELS = ("sandbox-gpt", "sandbox-small")
@@ -80,6 +80,8 @@ class OpenAIConfig:
     # (text, fault): every chat request whose prompt contains the text gets the fault, always.
     triggers: tuple[tuple[str, str], ...] = ()
     truth: TruthRates = dataclasses.field(default_factory=TruthRates)  # for a world's prompts
+    # The emulated model knows the world's papers first public before this day (its training).
+    knowledge_cutoff: dt.date = KNOWLEDGE_CUTOFF
     rpm: int | None = None  # requests per rolling minute; None: unlimited, and no headers
     tpm: int | None = None  # prompt plus max_tokens tokens per rolling minute
     rate_window_s: float = RATE_WINDOW_S  # the "minute" of rpm and tpm (shorter in tests)

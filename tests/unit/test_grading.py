@@ -79,12 +79,14 @@ def test_a_300_reference_target_is_graded_in_parts_under_the_budget_each_once(
     shown = [r["title"] for c in asked for r in c["references"]]
     assert shown == [r["title"] for r in refs]
     assert sorted(graded) == sorted(r["id"] for r in refs)
-    # Greedy: no part could have taken the next part's first reference.
+    # Greedy: no part could have taken the next part's first reference, up to the estimate's
+    # own slack (the larger of a word and a character count is not additive: the sum of the
+    # references' sizes may run a few tokens over their size together).
     for this, after in zip(asked, asked[1:], strict=False):
         grown = grading.part_context(
             TITLE, ABSTRACT, [*this["references"], after["references"][0]], 99, 99
         )
-        assert grading.estimate_tokens(PROMPT.render(grown)) > budget
+        assert grading.estimate_tokens(PROMPT.render(grown)) > budget * 0.99
 
 
 def test_every_part_repeats_the_rubric_and_target_and_indexes_from_one() -> None:
@@ -296,7 +298,12 @@ def _target(con: duckdb.DuckDBPyConnection, target: str, signals: Mapping[str, A
 
 
 def _accepted_brief(
-    llm: LLM, con: duckdb.DuckDBPyConnection, inputs: gold.Inputs, settings: Settings, *_: Any
+    llm: LLM,
+    con: duckdb.DuckDBPyConnection,
+    inputs: gold.Inputs,
+    settings: Settings,
+    *_: Any,
+    **__: Any,
 ) -> gold.Drafts:
     text = f"A brief for {inputs.target_id} about slow retrieval."
     row = {
