@@ -1,22 +1,27 @@
-"""Are the built benchmark's briefs, audits and grades valid? Measured against a world's truth.
+"""Are a build's briefs, audits and grades valid? Measured against a sandbox world's truth.
 
-For each failure profile (the truthful endpoint's default rates, then raised ones, then the
-default rates graded in one reading instead of two), build an eval split with the openai
-backend against a sandbox world, then score it against the truth:
+One eval build with the openai backend, its sources on a sandbox world, its model the sandbox's
+emulated one (which answers only from each prompt's text) or any OpenAI-compatible model
+(``--llm-base-url``, ``--llm-model``, ``--llm-api-key-env``). Then, against the world's truth:
 
-- the share of planted identity leaks (method name, acronym, title 4-gram) the audit caught,
-  of planted mechanism leaks (mechanism words, result numbers), and of clean briefs it wrongly
-  rejected;
-- instances kept per selected target;
-- grade agreement with the true tiers (quadratic-weighted kappa, exact-tier accuracy), and the
-  gold's antecedent precision and recall over the references that reached grading (tier 0 is
-  not an antecedent);
-- nDCG@10 of one bm25 query of the brief, beside an oracle that queries the target's true
-  problem statement (both through the search environment's local backend, with the cutoff).
+- leaks *injected* into every accepted brief after it was written, one form at a time
+  (:mod:`inspire_build.sandbox.leaks`: six verbatim forms, two paraphrases), each run through
+  the build's checks: the share of each form caught, and by which check;
+- with the sandbox's model, the leaks the model itself slipped into its briefs and whether the
+  pipeline rejected them, and the clean briefs it rejected;
+- instances per selected target, and the share of accepted briefs whose problem statement is
+  their own;
+- grade agreement with the true tiers (quadratic-weighted kappa, exact accuracy), the gold's
+  antecedent precision and recall, beside the *evidence ceiling*: the best kappa and recall
+  any grader reading the same evidence could reach, and the share of graded references that
+  showed no evidence at all (what lineage gathered);
+- nDCG@10 of one bm25 query of the brief, beside an oracle that queries the true problem.
 
-It ends with one JSON line of the default profile's figures.
+``--grade-evidence none`` shows the grader each reference's index only: its kappa must fall to
+chance, the proof that the grader reads the prompt. ``owners`` in the JSON line names, figure
+by figure, whether the pipeline owns it or it means something only against a real model.
 
-    .venv/bin/python bench/validity.py --papers 2000 --targets 80
+    .venv/bin/python bench/validity.py --seed 1 --papers 2000 --targets 80
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import random
+import re
 import tempfile
 import time
 from collections.abc import Mapping
@@ -33,21 +41,42 @@ from typing import Any
 import duckdb
 import requests
 
-from inspire_build import pipeline, splits, warehouse
+from inspire_build import audit_checks, gold, pipeline, splits, warehouse
+from inspire_build.config import Settings
 from inspire_build.env import agents, backends, corpus, run, store
 from inspire_build.env.core import SearchEnv, Task
+from inspire_build.errors import LLMError
 from inspire_build.evaluation.evaluate import evaluate
+from inspire_build.sandbox import leaks, validity, world
 from inspire_build.sandbox import server as sandbox
-from inspire_build.sandbox import validity, world
 from inspire_build.sandbox.llm_truth import TruthRates
 from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.sources import make_client
+from inspire_build.tables import versions
 
-RAISED = 3.0  # the raised profile multiplies every failure rate by this
-# (name, raised rates, grade readings): the default grader, the raised rates, and one reading
-PROFILES = (("default", False, 2), ("raised", True, 2), ("default, one reading", False, 1))
+RAISED = 3.0  # --rates raised multiplies every failure rate by this
 BUDGET = 20
-INSTANCE_KEY = "5a" * 32  # a fixed key: every build of a profile gets the same cutoffs
+INSTANCE_KEY = "5a" * 32  # a fixed key: every build gets the same cutoffs
+SANDBOX_MODEL = "sandbox-gpt"
+# Who owns each figure: the pipeline (its checks, yields, the evidence it gathers), or the
+# model (a figure that means something only when a real model wrote and graded).
+OWNERS = {
+    "identity_leak_catch": "model",
+    "mechanism_leak_catch": "model",
+    "false_rejection": "model",
+    "instances_per_target": "model",
+    "grade_kappa": "model",
+    "grade_exact": "model",
+    "antecedent_precision": "model",
+    "antecedent_recall": "model",
+    "bm25_brief_ndcg10": "model",
+    "grade_ceiling_kappa": "pipeline",
+    "grade_ceiling_recall": "pipeline",
+    "no_evidence_share": "pipeline",
+    "injected_catch": "pipeline",
+    "distinct_problem_share": "model",
+}
+KEYS = tuple(OWNERS)
 
 
 def world_ids(generated: world.World) -> dict[str, world.Record]:
@@ -78,27 +107,63 @@ def brief_outcomes(
     ]
 
 
-def grade_pairs(
+@dataclasses.dataclass
+class Graded:
+    """The version's graded references against the truth."""
+
+    pairs: list[tuple[int, int]] = dataclasses.field(default_factory=list)  # (true, given)
+    gold: dict[str, set[str]] = dataclasses.field(default_factory=dict)
+    true: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    evidence: list[tuple[Any, int]] = dataclasses.field(default_factory=list)  # (signature, tier)
+    bare: int = 0  # references shown with no context and no intent
+
+
+def _template(context: str, title: str) -> str:
+    """A context's wording without the reference's own words or its citation number."""
+    own = set(title.lower().split())
+    kept = [w for w in re.sub(r"\[\d+\]|[^\w\s]", " ", context.lower()).split() if w not in own]
+    return " ".join(kept)
+
+
+def _signature(reference: Mapping[str, Any], same_topic: bool) -> tuple[Any, ...]:
+    """What the grade prompt shows of a reference, as an evidence class."""
+    contexts = list(reference.get("contexts") or [])
+    title = str(reference.get("title") or "")
+    return (
+        tuple(sorted({_template(c, title) for c in contexts})),
+        min(len(contexts), 4),
+        tuple(sorted(reference.get("intents") or [])),
+        bool(reference.get("influential")),
+        same_topic,
+    )
+
+
+def graded(
     con: duckdb.DuckDBPyConnection, version: str, ids: Mapping[str, world.Record], truth: Any
-) -> tuple[list[tuple[int, int]], dict[str, set[str]], dict[str, dict[str, int]]]:
-    """(true, given) tier pairs of every graded reference of the version's instances; the
-    gold and the true tiers, both as target work -> reference work."""
+) -> Graded:
+    """Every graded reference of the version's instances, against its true tier."""
     rows = con.execute(
         "SELECT g.target_id, g.paper_id, g.tier FROM grades g JOIN instances i "
-        "ON i.target_id = g.target_id AND i.version_id = ?",
+        "ON i.target_id = g.target_id AND i.version_id = ? ORDER BY 1, 2",
         [version],
     ).fetchall()
-    pairs, gold, true = [], dict[str, set[str]](), dict[str, dict[str, int]]()
+    found, shown = Graded(), dict[str, dict[str, Any]]()
     for target_id, paper_id, tier in rows:
         target, cited = ids.get(str(target_id)), ids.get(str(paper_id))
         if target is None or cited is None:
             continue
+        if target_id not in shown:
+            inputs = gold.load_inputs(con, str(target_id))
+            shown[target_id] = {str(a["id"]): a for a in inputs.antecedents}
+        reference = shown[target_id].get(str(paper_id), {})
         actual = int(truth[target.key]["tiers"].get(cited.work, 0))
-        pairs.append((actual, int(tier)))
-        true.setdefault(target.work, {})[cited.work] = actual
+        found.pairs.append((actual, int(tier)))
+        found.true.setdefault(target.work, {})[cited.work] = actual
         if int(tier) > 0:
-            gold.setdefault(target.work, set()).add(cited.work)
-    return pairs, gold, true
+            found.gold.setdefault(target.work, set()).add(cited.work)
+        found.evidence.append((_signature(reference, cited.topic == target.topic), actual))
+        found.bare += not reference.get("contexts") and not reference.get("intents")
+    return found
 
 
 def _run(path: Path, name: str, tasks: list[Task], local: backends.LocalBackend) -> Path:
@@ -132,110 +197,221 @@ def retrieval(
     return brief, best
 
 
-def measure(
-    root: Path, seed: int, papers: int, targets: int, raised: bool, readings: int
-) -> dict[str, Any]:
-    """Build an eval split against the truthful endpoint and score it against the truth."""
-    generated = world.generate(world.WorldConfig(seed=seed, papers=papers))
+def _facts(target: world.Record, antecedents: list[world.Record]) -> leaks.Facts:
+    return leaks.Facts(
+        target.method_name,
+        target.acronym,
+        target.title,
+        tuple(target.result_numbers),
+        tuple(target.mechanism),
+        antecedents[0].title if antecedents else None,
+    )
+
+
+def injected(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    version: str,
+    ids: Mapping[str, world.Record],
+    found: Graded,
+) -> dict[str, dict[str, Any]]:
+    """Form -> {"n", "caught", and per check the count that failed}: each leak form inserted
+    in every accepted brief of the version and run through the build's checks."""
+    llm = gold.make_llm(settings, con)
+    warehouse.build_search_index(con)
+    by_work = {r.work: r for r in ids.values()}
+    tally: dict[str, dict[str, Any]] = {f: {"n": 0, "caught": 0, "by": {}} for f in leaks.FORMS}
+    tally["clean"] = {"n": 0, "caught": 0, "by": {}}
+    for iid, target_id, brief in versions.briefs(con, version):
+        target = ids.get(target_id)
+        if target is None:
+            continue
+        truth = found.true.get(target.work, {})
+        cited = sorted((w for w, t in truth.items() if t > 0), key=lambda w: -truth[w])
+        facts = _facts(target, [by_work[w] for w in cited if w in by_work])
+        rng = random.Random(iid)
+        inputs = gold.load_inputs(con, target_id)
+        terms = gold.redaction_terms(inputs)
+        for form in ("clean", *leaks.FORMS):
+            leak = None if form == "clean" else leaks.sentence(form, facts, rng)
+            if form != "clean" and leak is None:
+                continue
+            text = brief if leak is None else leaks.inject(brief, leak)
+            try:
+                checks = audit_checks.four(
+                    llm,
+                    con,
+                    settings,
+                    f"{iid}:{form}",
+                    text,
+                    (target_id, inputs.title, inputs.abstract),
+                    terms,
+                )
+            except LLMError:  # a refusal: this form of this brief is not judged
+                tally[form]["refused"] = tally[form].get("refused", 0) + 1
+                continue
+            failed = sorted(c.check.value for c in checks if not c.passed)
+            entry = tally[form]
+            entry["n"] += 1
+            entry["caught"] += bool(failed)
+            for check in failed:
+                entry["by"][check] = entry["by"].get(check, 0) + 1
+    return tally
+
+
+def _sandbox_config(args: argparse.Namespace) -> sandbox.SandboxConfig:
+    rates = TruthRates()
+    if args.rates == "raised":
+        rates = rates.scaled(RAISED)
+    elif args.rates != "default":
+        pairs = dict(part.split("=", 1) for part in args.rates.split(","))
+        rates = TruthRates.from_mapping({k.strip(): float(v) for k, v in pairs.items()})
+    return sandbox.SandboxConfig(time_scale=1000, openai=OpenAIConfig(seed=args.seed, truth=rates))
+
+
+def _settings(base: str, path: Path, args: argparse.Namespace) -> Settings:
+    llm: dict[str, object] = {"llm_model": args.llm_model or SANDBOX_MODEL}
+    if args.llm_base_url:
+        llm["llm_base_url"] = args.llm_base_url
+        key = os.environ.get(args.llm_api_key_env) if args.llm_api_key_env else None
+        if args.llm_api_key_env and not key:
+            raise SystemExit(f"--llm-api-key-env names {args.llm_api_key_env}, which is not set")
+        llm["llm_api_key"] = key
+    return sandbox.settings_for(
+        base,
+        warehouse=path,
+        llm_backend="openai",
+        instance_key=INSTANCE_KEY,  # the keyed cutoffs, and so the figures, repeat
+        grade_readings=args.grade_readings,
+        grade_evidence=args.grade_evidence,
+        **llm,
+    )
+
+
+def measure(root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Build an eval split and score it against the truth."""
+    generated = world.generate(world.WorldConfig(seed=args.seed, papers=args.papers))
     truth = {str(t["key"]): t for t in world.ground_truth(generated)}
     ids = world_ids(generated)
-    path = root / f"{'raised' if raised else 'default'}-{readings}" / "w.duckdb"
-    path.parent.mkdir(parents=True)
-    config = sandbox.SandboxConfig(
-        time_scale=1000,
-        openai=OpenAIConfig(seed=seed, truth=TruthRates().scaled(RAISED if raised else 1.0)),
-    )
-    with sandbox.running(generated, config) as base:
-        settings = sandbox.settings_for(
-            base,
-            warehouse=path,
-            llm_backend="openai",
-            llm_model="sandbox-gpt",
-            instance_key=INSTANCE_KEY,  # the keyed cutoffs, and so the figures, repeat
-            grade_readings=readings,
-        )
+    path = root / "w.duckdb"
+    with sandbox.running(generated, _sandbox_config(args)) as base:
+        settings = _settings(base, path, args)
         with warehouse.open_warehouse(path) as con:
-            row = pipeline.build_split(con, make_client(settings, con), settings, "eval", targets)
+            started = time.perf_counter()
+            row = pipeline.build_split(
+                con, make_client(settings, con), settings, "eval", args.targets
+            )
+            print(f"built in {time.perf_counter() - started:.0f} s: {row['counts']}", flush=True)
             version = splits.latest_version(con, "eval")
             written = requests.get(f"{base}/_sandbox/llm/briefs", timeout=30).json()
-            briefs = brief_outcomes(con, written)
-            pairs, gold, true = grade_pairs(con, version, ids, truth)
+            own_model = not args.llm_base_url
+            briefs = brief_outcomes(con, written) if own_model else []
+            found = graded(con, version, ids, truth)
+            tally = injected(con, settings, version, ids, found)
+            problems = [b.partition("\n\n")[0] for _, _, b in versions.briefs(con, version)]
             [grade_calls] = con.execute(
                 "SELECT count(*) FROM llm_calls WHERE prompt_name = 'grade'"
             ).fetchone() or [0]
     bm25, oracle = retrieval(path, generated, ids, version)
-    counts, selected = row["counts"], targets  # a 2,000-paper world has more candidates
-    scored = validity.gold_scores(gold, true)
+    return figures(row, briefs, found, tally, problems, int(grade_calls), (bm25, oracle), args)
+
+
+def figures(
+    row: Mapping[str, Any],
+    briefs: list[validity.BriefOutcome],
+    found: Graded,
+    tally: Mapping[str, Mapping[str, Any]],
+    problems: list[str],
+    grade_calls: int,
+    ndcg: tuple[float, float],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    counts = row["counts"]
+    scored = validity.gold_scores(found.gold, found.true)
     identity = validity.caught(briefs, validity.IDENTITY_PLANTS)
     mechanism = validity.caught(briefs, validity.MECHANISM_PLANTS)
     wrong = validity.false_rejection(briefs)
+    top = validity.ceiling(found.evidence)
+    share = {f: t["caught"] / t["n"] if t["n"] else None for f, t in tally.items()}
     return {
-        "identity_leak_catch": identity.share,
+        "identity_leak_catch": identity.share if briefs else None,
         "identity_leaks_planted": identity.planted,
-        "mechanism_leak_catch": mechanism.share,
+        "mechanism_leak_catch": mechanism.share if briefs else None,
         "mechanism_leaks_planted": mechanism.planted,
-        "false_rejection": wrong.share,
+        "false_rejection": wrong.share if briefs else None,
         "clean_briefs": wrong.planted,
         "clean_rejected_by": validity.rejected_by(briefs),
-        "instances_per_target": int(counts["instances"]) / selected,
+        "instances_per_target": int(counts["instances"]) / args.targets,
         "instances": int(counts["instances"]),
-        "selected_targets": selected,
-        "grade_kappa": validity.quadratic_kappa(pairs),
-        "grade_exact": validity.exact(pairs),
-        "graded_references": len(pairs),
-        "grade_calls": int(grade_calls),
+        "selected_targets": args.targets,
+        "grade_kappa": validity.quadratic_kappa(found.pairs),
+        "grade_exact": validity.exact(found.pairs),
+        "graded_references": len(found.pairs),
+        "grade_calls": grade_calls,
         "antecedent_precision": scored.precision,
         "antecedent_recall": scored.recall,
-        "bm25_brief_ndcg10": bm25,
-        "oracle_problem_ndcg10": oracle,
+        "bm25_brief_ndcg10": ndcg[0],
+        "oracle_problem_ndcg10": ndcg[1],
+        "grade_ceiling_kappa": top.kappa,
+        "grade_ceiling_recall": top.recall,
+        "no_evidence_share": found.bare / len(found.pairs) if found.pairs else 0.0,
+        "injected_catch": {f: s for f, s in share.items() if f != "clean"},
+        "injected_clean_rejected": share["clean"],
+        "injected_by_check": {f: dict(t["by"]) for f, t in tally.items()},
+        "injected_n": {f: t["n"] for f, t in tally.items()},
+        "distinct_problem_share": validity.distinct_share(problems),
     }
 
 
-KEYS = (
-    "identity_leak_catch",
-    "mechanism_leak_catch",
-    "false_rejection",
-    "instances_per_target",
-    "grade_kappa",
-    "grade_exact",
-    "antecedent_precision",
-    "antecedent_recall",
-    "bm25_brief_ndcg10",
-)
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
-def report(name: str, figures: Mapping[str, Any], seconds: float) -> None:
-    print(f"== {name} rates ({seconds:.0f} s) ==")
+def report(figures: Mapping[str, Any], seconds: float) -> None:
+    f = figures
+    print(f"== validity ({seconds:.0f} s) ==")
     print(
-        f"  identity leaks caught   {figures['identity_leak_catch']:.3f} "
-        f"of {figures['identity_leaks_planted']:.0f} planted"
+        f"  model's own leaks caught  identity {_share(f['identity_leak_catch'])} of "
+        f"{f['identity_leaks_planted']}, mechanism {_share(f['mechanism_leak_catch'])} of "
+        f"{f['mechanism_leaks_planted']}; clean rejected {_share(f['false_rejection'])} of "
+        f"{f['clean_briefs']} ({f['clean_rejected_by']})"
     )
     print(
-        f"  mechanism leaks caught  {figures['mechanism_leak_catch']:.3f} "
-        f"of {figures['mechanism_leaks_planted']:.0f} planted"
+        f"  instances per target      {f['instances_per_target']:.3f} "
+        f"({f['instances']} of {f['selected_targets']}); distinct problems "
+        f"{f['distinct_problem_share']:.3f}"
+    )
+    print("  injected leaks caught (share, n, by check):")
+    for form, share in f["injected_catch"].items():
+        print(
+            f"    {form:<18} {_share(share)}  n={f['injected_n'][form]:<4} "
+            f"{f['injected_by_check'][form]}"
+        )
+    print(f"    {'(no leak)':<18} {_share(f['injected_clean_rejected'])} rejected")
+    print(
+        f"  grades vs truth           kappa {f['grade_kappa']:.3f} (ceiling "
+        f"{f['grade_ceiling_kappa']:.3f}: ratio "
+        f"{f['grade_kappa'] / max(f['grade_ceiling_kappa'], 1e-9):.2f}), exact "
+        f"{f['grade_exact']:.3f} over {f['graded_references']} references, "
+        f"{f['grade_calls']} grade calls; no evidence {f['no_evidence_share']:.3f}"
     )
     print(
-        f"  clean briefs rejected   {figures['false_rejection']:.3f} "
-        f"of {figures['clean_briefs']:.0f}; by check: {figures['clean_rejected_by']}"
+        f"  gold vs antecedents       precision {f['antecedent_precision']:.3f}, recall "
+        f"{f['antecedent_recall']:.3f} (ceiling {f['grade_ceiling_recall']:.3f})"
     )
     print(
-        f"  instances per target    {figures['instances_per_target']:.3f} "
-        f"({figures['instances']:.0f} of {figures['selected_targets']:.0f})"
+        f"  nDCG@10 bm25 of brief     {f['bm25_brief_ndcg10']:.3f} vs oracle (true problem) "
+        f"{f['oracle_problem_ndcg10']:.3f}: ratio "
+        f"{f['bm25_brief_ndcg10'] / max(f['oracle_problem_ndcg10'], 1e-9):.2f}"
     )
-    print(
-        f"  grades vs truth         kappa {figures['grade_kappa']:.3f}, exact "
-        f"{figures['grade_exact']:.3f} over {figures['graded_references']:.0f} references, "
-        f"{figures['grade_calls']:.0f} grade calls"
-    )
-    print(
-        f"  gold vs antecedents     precision {figures['antecedent_precision']:.3f}, "
-        f"recall {figures['antecedent_recall']:.3f}"
-    )
-    print(
-        f"  nDCG@10 bm25 of brief   {figures['bm25_brief_ndcg10']:.3f}  vs oracle (true "
-        f"problem) {figures['oracle_problem_ndcg10']:.3f}: ratio "
-        f"{figures['bm25_brief_ndcg10'] / max(figures['oracle_problem_ndcg10'], 1e-9):.2f}"
-    )
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
 
 
 def main() -> None:
@@ -243,24 +419,27 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--papers", type=int, default=2000)
     parser.add_argument("--targets", type=int, default=80, help="eval candidates to select")
-    args = parser.parse_args()
-    results = {}
-    with tempfile.TemporaryDirectory() as folder:
-        for name, raised, readings in PROFILES:
-            started = time.perf_counter()
-            results[name] = measure(
-                Path(folder), args.seed, args.papers, args.targets, raised, readings
-            )
-            report(name, results[name], time.perf_counter() - started)
-    one, two = results["default, one reading"], results["default"]
-    cost = two["grade_calls"] / max(one["grade_calls"], 1)
-    print("== grade readings: 2 (default) vs 1 ==")
-    print(
-        f"  antecedent precision {two['antecedent_precision']:.3f} vs "
-        f"{one['antecedent_precision']:.3f}; kappa {two['grade_kappa']:.3f} vs "
-        f"{one['grade_kappa']:.3f}; grade calls x{cost:.2f}"
+    parser.add_argument(
+        "--rates",
+        default="default",
+        help="the sandbox model's failure rates: default, raised, or name=rate,...",
     )
-    print(json.dumps({key: round(results["default"][key], 4) for key in KEYS}))
+    parser.add_argument("--grade-evidence", choices=("full", "none"), default="full")
+    parser.add_argument("--grade-readings", type=int, default=2)
+    parser.add_argument("--llm-base-url", help="an OpenAI-compatible endpoint (default: sandbox)")
+    parser.add_argument("--llm-model", help=f"its model (default: {SANDBOX_MODEL})")
+    parser.add_argument("--llm-api-key-env", help="the environment variable holding its key")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        results = measure(Path(folder), args)
+    report(results, time.perf_counter() - started)
+    line = {key: _rounded(results[key]) for key in KEYS}
+    print(
+        json.dumps(
+            {**line, "owners": OWNERS, "seed": args.seed, "grade_evidence": args.grade_evidence}
+        )
+    )
 
 
 if __name__ == "__main__":

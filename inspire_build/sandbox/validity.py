@@ -8,7 +8,8 @@ and the gold (tiers 1-3) with the true antecedents among the references that rea
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 IDENTITY_PLANTS = frozenset({"leak_name", "leak_acronym", "leak_title"})
 MECHANISM_PLANTS = frozenset({"leak_mechanism", "leak_numbers"})
@@ -58,13 +59,19 @@ def rejected_by(briefs: Iterable[BriefOutcome]) -> dict[str, int]:
 
 def quadratic_kappa(pairs: Sequence[tuple[int, int]], labels: Sequence[int] = TIERS) -> float:
     """Cohen's kappa with quadratic weights over (true, given) pairs; 1.0 is full agreement."""
-    if not pairs:
-        return 1.0
     index = {label: i for i, label in enumerate(labels)}
-    size, n = len(labels), len(pairs)
-    observed = [[0.0] * size for _ in range(size)]
+    observed = [[0.0] * len(labels) for _ in labels]
     for true, given in pairs:
         observed[index[true]][index[given]] += 1
+    return matrix_kappa(observed)
+
+
+def matrix_kappa(observed: Sequence[Sequence[float]]) -> float:
+    """Quadratic-weighted kappa of a confusion matrix (rows true, columns given)."""
+    size = len(observed)
+    n = sum(sum(row) for row in observed)
+    if not n:
+        return 1.0
     rows = [sum(row) for row in observed]
     cols = [sum(observed[i][j] for i in range(size)) for j in range(size)]
     weight = [[(i - j) ** 2 / (size - 1) ** 2 for j in range(size)] for i in range(size)]
@@ -101,3 +108,62 @@ def gold_scores(gold: Mapping[str, set[str]], truth: Mapping[str, Mapping[str, i
         gold=given,
         true_antecedents=wanted,
     )
+
+
+# --- the evidence ceiling -----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Ceiling:
+    """The best any grader could do from the evidence: ``kappa`` of the best tier per evidence
+    signature, ``recall`` of the most likely antecedent call per signature, over ``n``
+    references."""
+
+    kappa: float
+    recall: float
+    n: int
+
+
+def _confusion_kappa(counts: Mapping[str, Counter[int]], choice: Mapping[str, int]) -> float:
+    observed = [[0.0] * len(TIERS) for _ in TIERS]
+    for signature, tiers in counts.items():
+        for true, n in tiers.items():
+            observed[TIERS.index(true)][TIERS.index(choice[signature])] += n
+    return matrix_kappa(observed)
+
+
+def ceiling(observed: Sequence[tuple[Hashable, int]], passes: int = 3) -> Ceiling:
+    """``observed``: (evidence signature, true tier) per graded reference. A grader that reads
+    only the evidence gives every reference of one signature the same answer, so the best kappa
+    is that of the best tier per signature: found from each signature's most common tier, then
+    improved signature by signature (``passes`` rounds of coordinate ascent). In-sample, so an
+    upper bound on what a grader of this evidence reaches."""
+    counts: dict[str, Counter[int]] = {}
+    for signature, tier in observed:
+        counts.setdefault(repr(signature), Counter())[tier] += 1
+    choice = {s: tiers.most_common(1)[0][0] for s, tiers in counts.items()}
+    best = _confusion_kappa(counts, choice)
+    for _ in range(passes):
+        improved = False
+        for signature in sorted(counts, key=lambda s: -sum(counts[s].values())):
+            for tier in TIERS:
+                trial = {**choice, signature: tier}
+                score = _confusion_kappa(counts, trial)
+                if score > best + 1e-12:
+                    best, choice, improved = score, trial, True
+        if not improved:
+            break
+    wanted = sum(n for tiers in counts.values() for t, n in tiers.items() if t > 0)
+    found = sum(
+        sum(n for t, n in tiers.items() if t > 0)
+        for tiers in counts.values()
+        if sum(n for t, n in tiers.items() if t > 0) * 2 >= sum(tiers.values())
+    )
+    return Ceiling(best, found / wanted if wanted else 1.0, len(observed))
+
+
+def distinct_share(problems: Sequence[str]) -> float:
+    """The share of briefs whose problem statement no other brief of the set repeats."""
+    normal = [" ".join(p.lower().split()) for p in problems]
+    seen = Counter(normal)
+    return sum(seen[p] == 1 for p in normal) / len(normal) if normal else 1.0

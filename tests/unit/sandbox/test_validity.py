@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from inspire_build.sandbox import validity as V
@@ -54,3 +56,28 @@ def test_rejected_by_counts_the_checks_that_failed_clean_briefs() -> None:
         V.BriefOutcome(frozenset(), False, frozenset()),
     ]
     assert V.rejected_by(briefs) == {"lexical": 1, "retrieval": 2}
+
+
+def _best_by_brute_force(observed: list[tuple[str, int]]) -> float:
+    signatures = sorted({s for s, _ in observed})
+    best = -1.0
+    for answers in itertools.product(V.TIERS, repeat=len(signatures)):
+        given = dict(zip(signatures, answers, strict=True))
+        best = max(best, V.quadratic_kappa([(t, given[s]) for s, t in observed]))
+    return best
+
+
+def test_the_ceiling_is_the_best_kappa_of_one_answer_per_signature() -> None:
+    observed = [("a", 1), ("a", 1), ("a", 0), ("b", 0), ("b", 0), ("c", 3), ("c", 2), ("d", 1)]
+    observed += [("d", 0), ("d", 0)]
+    top = V.ceiling(observed)
+    assert top.kappa == pytest.approx(_best_by_brute_force(observed))
+    # Antecedents: a's two (called: 2 of 3 are), c's two (called), d's one (not: 1 of 3).
+    assert top.recall == pytest.approx(4 / 5) and top.n == 10
+    # One signature for everything: a grader that cannot tell references apart.
+    assert V.ceiling([("x", t) for _, t in observed]).kappa == pytest.approx(0.0)
+
+
+def test_distinct_share_counts_problems_no_other_brief_repeats() -> None:
+    assert V.distinct_share(["A b.", "a  B.", "c", "d"]) == 0.5
+    assert V.distinct_share([]) == 1.0
