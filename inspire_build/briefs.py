@@ -169,6 +169,14 @@ def coined_names(title: str, abstract: str, antecedent_texts: Iterable[str] = ()
     return sorted(names.values())
 
 
+def own_terms(title: str, abstract: str, antecedent_texts: Sequence[str] = ()) -> list[str]:
+    """The terms of the target itself: its title 4-grams and coined names (less those the
+    antecedents' texts use too). The brief prompt lists only these: it never shows the writer
+    the antecedents' titles, which are checked after writing (:func:`redactions`)."""
+    terms = [*title_ngrams(title), *coined_names(title, abstract, antecedent_texts)]
+    return sorted({t for t in terms if _phrase(t)})
+
+
 def redactions(
     title: str,
     abstract: str,
@@ -177,7 +185,6 @@ def redactions(
 ) -> list[str]:
     """Terms a brief must not contain: coined names and acronyms (less those the antecedents'
     titles and abstracts use too), title 4-grams and antecedent titles."""
-    texts = [*antecedent_titles, *antecedent_abstracts]
-    terms = [*title_ngrams(title), *coined_names(title, abstract, texts)]
+    terms = own_terms(title, abstract, [*antecedent_titles, *antecedent_abstracts])
     terms += [normalise_title(t) for t in antecedent_titles if len(t.split()) >= 3]
     return sorted({t for t in terms if _phrase(t)})
