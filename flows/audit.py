@@ -4,7 +4,8 @@ side (the hash and window attacks of ``boundary_store``), and report both.
 ``make audit`` runs it on the latest version of each split that has one (naming those that have
 none) and exits non-zero if any accepted instance fails a check (an instance whose brief a
 curator marked leaking, in ``inspire review serve``, fails too), or if the information boundary
-does not hold.
+does not hold. It also prints the model-curator agreement over the version's review sample
+(``inspire review sample``), which no verdict depends on.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from flows import console
 from inspire_build import boundary_store, gold, splits, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InputError, InspireError
-from inspire_build.review import apply
+from inspire_build.review import apply, sample
+from inspire_build.sources import make_client
 
 
 @flow(name="audit-split", log_prints=True)
@@ -47,11 +49,13 @@ def _audit(logger: Any, settings: Settings, split: str, version: str | None) -> 
         settings.warehouse, wait_s=3600, say=logger.info, create=False, stopped=console.signalled
     ) as con:
         chosen = version or splits.latest_version(con, split)
-        report = gold.audit_version(gold.make_llm(settings, con), con, settings, chosen)
+        llm, client = gold.make_llm(settings, con), make_client(settings, con)
+        report = gold.audit_version(llm, con, settings, chosen, client)
         # an instance whose brief a curator marked leaking fails as well
         report = apply.with_leak_marks(report, apply.leak_failures(con, chosen))
         attacks = boundary_store.attack_version(con, settings, chosen)
-    lines = [*report.lines(), *attacks.lines()]
+        agreement = sample.report_lines(con, chosen)  # reported; the verdict does not read it
+    lines = [*report.lines(), *attacks.lines(), *agreement]
     for line in lines:
         logger.info(line)
     create_markdown_artifact(

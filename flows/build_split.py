@@ -228,7 +228,7 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
         ),
     )
     console.checkpoint()
-    with gold.Steps(gold.make_llm(settings, con), con, settings) as steps:
+    with gold.Steps(gold.make_llm(settings, con), con, settings, client=client) as steps:
         if settings.runner == "dask":
             chunks = _lineage_on_dask(logger, con, settings, selection, shown)
         else:

@@ -1,5 +1,5 @@
-"""Pure: the leakage audit's verdicts, four per brief, each a recorded finding. The calls they
-judge (the model's guesses, the bm25 search) are made by ``audit_checks``.
+"""Pure: the leakage audit's verdicts, five per brief, each a recorded finding. The calls they
+judge (the model's guesses, the searches) are made by ``audit_checks``.
 
 - lexical: a redaction term (title 4-gram, coined name or acronym, antecedent title; see
   ``briefs``), matched as ``briefs.mentions`` matches it, or a number from the abstract's result
@@ -11,11 +11,17 @@ judge (the model's guesses, the bm25 search) are made by ``audit_checks``.
 - mechanism, blind: first the LLM guesses the solution's mechanism from the brief alone (the
   ``audit_mechanism_guess`` prompt never sees the abstract); then a second call compares that
   guess with the abstract and grades the overlap none/partial/full (``audit_mechanism``). "full"
-  is a leak, "partial" passes and is recorded, as the paper reports it.
+  is a leak, "partial" passes and is recorded, as the paper reports it;
+- search (identity by search): the brief, searched with OpenAlex's semantic search among the
+  works published in the window of first public dates its published cutoff allows, ranks the
+  target in the top k. A model cannot name a target newer than its training; a search engine
+  over the real corpus can find it, at the real corpus's density.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import re
 from collections.abc import Sequence
 
@@ -113,4 +119,50 @@ def mechanism_finding(brief_id: str, guess: str, graded: MechanismOverlap) -> Au
         level=graded.overlap,
         detail=f"{graded.overlap.value}: the guess {guess!r} against the abstract: "
         f"{graded.rationale}",
+    )
+
+
+def search_rank(results: Sequence[set[str]], target: set[str]) -> int | None:
+    """The 1-based rank of the first result whose IDs (``scheme:value`` spellings) include one
+    of the target's, or None when none does."""
+    for rank, spellings in enumerate(results, start=1):
+        if spellings & target:
+            return rank
+    return None
+
+
+def search_top(k: int, share: float, matched: int | None) -> int:
+    """The ranks that fail: the top ``k``, but at most ``share`` of the ``matched`` works
+    ranked (and at least the first). A uniform guess lands in the top ``t`` of ``n`` works
+    with chance t/n, so in a sparse corpus a top 10 says little; in OpenAlex's, k governs."""
+    if matched is None:
+        return k
+    return min(k, max(1, math.floor(share * matched)))
+
+
+def search_finding(
+    brief_id: str,
+    rank: int | None,
+    top: int,
+    window: tuple[dt.date, dt.date],
+    matched: int | None,
+) -> AuditFinding:
+    """The target ranked within the ``top`` (:func:`search_top`) of the brief's search is a
+    leak. The detail records the rank (or its absence from the results shown), the window of
+    first public dates, and how many works the search ranked (those dated from the window's
+    first day on), when the source says."""
+    first, last = window
+    held = f"{matched:,} works" if matched is not None else "the works"
+    where = f"among {held} dated from {first} on (first public {first} to {last})"
+    leaked = rank is not None and rank <= top
+    if rank is None:
+        detail = f"target not in the results shown {where}"
+    else:
+        detail = f"target ranks {rank} (the top {top} fails) {where}"
+    return AuditFinding(
+        brief_id=brief_id,
+        check=AuditCheck.SEARCH,
+        passed=not leaked,
+        level=LeakLevel.FULL if leaked else LeakLevel.NONE,
+        detail=detail,
     )

@@ -105,10 +105,20 @@ class Settings(BaseSettings):
     # Each reference is graded this many times, each reading in an order of its own; where the
     # readings split, one more reading decides by majority (grading.grade_references).
     grade_readings: int = Field(default=2, ge=1, le=5)
+    # What the grade prompt shows of each reference: "full" (title, abstract, contexts, intents,
+    # influence) or "none" (its index only): the validity bench's proof that a grader reads
+    # the evidence, since with none it can only guess (grading.withheld).
+    grade_evidence: Literal["full", "none"] = "full"
     audit_retrieval_k: int = Field(default=10, ge=1)
     # The target in the top k leaks only when its bm25 score stands this far above the first
     # paper outside the top k (see audit.retrieval_verdict).
     audit_retrieval_margin: float = Field(default=0.1, ge=0)
+    # The search identity check fails a brief whose target OpenAlex ranks in this top k among
+    # the works its published cutoff allows (one search per brief, a page of k + 1).
+    audit_search_k: int = Field(default=10, ge=1, le=99)
+    # ... but at most this share of the works it ranked (at least the first place): in a sparse
+    # corpus (the sandbox's) a top 10 is no evidence; in OpenAlex's, k governs.
+    audit_search_share: float = Field(default=0.02, gt=0, le=1)
 
     # The information boundary (SPEC §9). The instance key keys instance IDs and cutoff offsets;
     # unset, each warehouse generates its own once. Set it (64 hex digits, from

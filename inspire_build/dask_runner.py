@@ -256,6 +256,7 @@ def steps_records(
     between the ``workers``."""
     from inspire_build import gold
     from inspire_build.llm_limits import CallLimiter
+    from inspire_build.sources import CODECS
 
     rpm, tpm = settings.llm_rpm, settings.llm_tpm
     share = CallLimiter(
@@ -265,7 +266,9 @@ def steps_records(
     try:
         slots = SharedSlots(settings.llm_concurrency)
         llm = gold.make_llm(settings, con, slots=slots, limiter=share)
-        with gold.Steps(llm, con, settings, first_rank) as steps:
+        # the search checks' responses come back in each target's records, for the flow to write
+        client = HttpClient(settings, CODECS, HeldResponses(con), limits=SharedLimits())
+        with gold.Steps(llm, con, settings, first_rank, client=client) as steps:
             steps.corpus_complete(index=False)  # the copy holds every paper, indexed
             return [future.result() for future in steps.submit(targets)]
     finally:

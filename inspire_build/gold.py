@@ -12,6 +12,7 @@ import datetime as dt
 import functools
 import hashlib
 import itertools
+import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -21,11 +22,12 @@ import duckdb
 
 from inspire_build import audit_checks, warehouse
 from inspire_build.batch import run_in_batches
-from inspire_build.briefs import MAX_WORDS, MIN_WORDS, redactions
+from inspire_build.briefs import MAX_WORDS, MIN_WORDS, own_terms, redactions
 from inspire_build.classify import with_problems
 from inspire_build.config import Settings
-from inspire_build.errors import Cancelled, LLMError
-from inspire_build.grading import DECIDING, Graded, grade_references
+from inspire_build.errors import Cancelled, InputError, LLMError
+from inspire_build.grading import DECIDING, Graded, grade_references, withheld
+from inspire_build.http import HeldResponses, HttpClient
 from inspire_build.llm import LLM, Deferred, Later
 from inspire_build.llm_limits import CallLimiter, InFlight
 from inspire_build.llm_rules import RULES
@@ -40,6 +42,7 @@ from inspire_build.models import (
 )
 from inspire_build.tables import lineage as lineage_table
 from inspire_build.tables import llm_log, versions
+from inspire_build.text import content_words
 
 if TYPE_CHECKING:
     from inspire_build.llm import OpenAIClient
@@ -128,6 +131,13 @@ def load_inputs(con: duckdb.DuckDBPyConnection, target_id: str) -> Inputs:
     return Inputs(target_id, title, abstract, list(antecedents.values()))
 
 
+def writer_terms(inputs: Inputs) -> list[str]:
+    """The terms the brief prompt lists: the target's own, never its references' titles."""
+    titles = [str(a["title"]) for a in inputs.antecedents]
+    abstracts = [str(a["abstract"]) for a in inputs.antecedents]
+    return own_terms(inputs.title, inputs.abstract, [*titles, *abstracts])
+
+
 def redaction_terms(inputs: Inputs) -> list[str]:
     """The target's redaction list, less what its antecedents' titles and abstracts share."""
     titles = [str(a["title"]) for a in inputs.antecedents]
@@ -142,19 +152,26 @@ def brief_and_audit(
     settings: Settings,
     corpus_ready: Callable[[], None] = lambda: None,
     likely: Callable[[], None] = lambda: None,
+    client: HttpClient | None = None,
 ) -> Drafts:
     """Draft, audit, and redraft with the findings as feedback, up to ``brief_attempts``; each
     retrieval check first waits for ``corpus_ready``. ``likely`` is called when a brief has
-    passed every check but retrieval (the target will most likely be graded)."""
-    terms = redaction_terms(inputs)
+    passed every check but retrieval (the target will most likely be graded). With ``client``,
+    each brief is also searched on OpenAlex (the search identity check)."""
+    terms, shown = redaction_terms(inputs), writer_terms(inputs)
     target = (inputs.target_id, inputs.title, inputs.abstract)
+    searching = (
+        audit_checks.search_for(client, con, inputs.target_id, settings.cutoff_jitter_days)
+        if client is not None
+        else None
+    )
     rows: list[dict[str, object]] = []
     findings: list[AuditFinding] = []
     feedback: list[str] = []
     now = dt.datetime.now(dt.UTC)
     for attempt in range(1, settings.brief_attempts + 1):
         try:
-            text = write_brief(llm, inputs.title, inputs.abstract, terms, feedback).brief
+            text = write_brief(llm, inputs.title, inputs.abstract, shown, feedback).brief
             brief_id = _brief_id(inputs.target_id, attempt, text)
             fits = MIN_WORDS <= len(text.split()) <= MAX_WORDS
 
@@ -163,8 +180,8 @@ def brief_and_audit(
                     likely()
                 corpus_ready()
 
-            checks = audit_checks.four(
-                llm, con, settings, brief_id, text, target, terms, before_retrieval
+            checks = audit_checks.checks(
+                llm, con, settings, brief_id, text, target, terms, before_retrieval, searching
             )
         except Deferred:
             raise
@@ -189,14 +206,33 @@ def brief_and_audit(
                 **_brief_row(llm, inputs.target_id, attempt, text, now),
                 "brief_id": brief_id,
                 "status": status.value,
-                "reason": "; ".join(failed) if failed else "passed all four leakage checks",
+                "reason": "; ".join(failed)
+                if failed
+                else f"passed all {len(checks)} leakage checks",
             }
         )
         findings += checks
         if not failed:
             return Drafts(rows, findings, accepted=True)
-        feedback = failed
+        feedback = [_with_terms(con, line, text, inputs) for line in failed]
     return Drafts(rows, findings, accepted=False)
+
+
+FOUND_BY = ("retrieval", "search")  # the checks a brief fails by being found
+REVEALING_TERMS = 4
+
+
+def _with_terms(con: duckdb.DuckDBPyConnection, line: str, brief: str, inputs: Inputs) -> str:
+    """A found-by-search feedback line, naming the terms that found the target: the brief's
+    words that the target's title or abstract shares, rarest in the corpus first (a redraft
+    that leaves them out can stay at the problem's level without naming the paper)."""
+    if not line.startswith(FOUND_BY):
+        return line
+    shared = set(content_words(f"{inputs.title} {inputs.abstract}"))
+    words = [w for w in dict.fromkeys(content_words(brief)) if w in shared]
+    counts = warehouse.document_counts(con, words)
+    rarest = sorted(words, key=lambda w: (counts.get(w, 0), w))[:REVEALING_TERMS]
+    return f"{line} (terms that found it: {', '.join(repr(w) for w in rarest)})" if rarest else line
 
 
 def write_brief(
@@ -250,8 +286,9 @@ class Steps:
         con: duckdb.DuckDBPyConnection,
         settings: Settings,
         first_rank: int = 0,
+        client: HttpClient | None = None,
     ) -> None:
-        self.llm, self.con, self.settings = llm, con, settings
+        self.llm, self.con, self.settings, self.client = llm, con, settings, client
         one = llm.backend == "rules" or llm.collecting
         width = 1 if one else settings.llm_concurrency * TARGETS_PER_SLOT
         self._pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-steps")
@@ -277,7 +314,7 @@ class Steps:
             reader = self._root.cursor()  # the target's own: a connection is not shared
         try:
             return target_records(
-                self.llm, reader, self.settings, target_id, rank, self.wait_for_corpus
+                self.llm, reader, self.settings, target_id, rank, self.wait_for_corpus, self.client
             )
         finally:
             reader.close()
@@ -315,11 +352,12 @@ def run(
     settings: Settings,
     target_ids: list[str],
     between: Callable[[], None] = lambda: None,
+    client: HttpClient | None = None,
 ) -> list[Verdict]:
     """Brief, audit and grade each target (:class:`Steps`) and write its records, a target at a
     time in the targets' order. ``between`` runs before each target is written (the flow's check
-    for a cancelling signal)."""
-    with Steps(llm, con, settings) as steps:
+    for a cancelling signal). With ``client``, briefs are also searched on OpenAlex."""
+    with Steps(llm, con, settings, client=client) as steps:
         steps.corpus_complete()
         outcomes = []
         for future in steps.submit(dict.fromkeys(target_ids)):
@@ -339,10 +377,15 @@ def run_batched(
     *,
     poll_s: float = 30.0,
     say: Callable[[str], None] = lambda _: None,
+    client: HttpClient | None = None,
 ) -> list[Verdict]:
     """:func:`run` through the OpenAI Batch API: every LLM request goes out in batch jobs."""
     return run_in_batches(
-        llm, con, lambda: run(llm, con, settings, target_ids), poll_s=poll_s, say=say
+        llm,
+        con,
+        lambda: run(llm, con, settings, target_ids, client=client),
+        poll_s=poll_s,
+        say=say,
     )
 
 
@@ -350,13 +393,15 @@ def run_batched(
 class Records:
     """What a target's LLM steps produce, for :func:`write` to store in one transaction: its
     verdict, the calls they made (``llm_calls`` rows), its briefs and findings (None: none
-    drafted) and its grades with its count of tier-0 references (None: not graded)."""
+    drafted) and its grades with its count of tier-0 references (None: not graded), and the
+    raw responses its search checks fetched (``raw_http`` rows)."""
 
     verdict: Verdict
     calls: list[dict[str, Any]]
     drafts: Drafts | None = None
     grades: list[dict[str, object]] | None = None
     not_antecedents: int | None = None
+    responses: list[dict[str, object]] = dataclasses.field(default_factory=list)
 
 
 def target_records(
@@ -366,13 +411,17 @@ def target_records(
     target_id: str,
     rank: int = 0,
     corpus_ready: Callable[[], None] = lambda: None,
+    client: HttpClient | None = None,
 ) -> Records:
     """Brief, audit and grade one target (the ``rank``-th of the build), reading the warehouse
     through ``reader`` and writing nothing: the rows come back as :class:`Records`. A retrieval
-    check first waits for ``corpus_ready``."""
+    check first waits for ``corpus_ready``. With ``client``, each brief is searched on OpenAlex
+    through it, its responses held for :func:`write` (this thread writes nothing)."""
+    held = HeldResponses(reader)
+    searching = client.recording_into(held) if client is not None else None
     with llm.journal(reader, rank=rank) as calls:
-        found = _steps(llm, reader, settings, target_id, corpus_ready)
-    return dataclasses.replace(found, calls=calls)
+        found = _steps(llm, reader, settings, target_id, corpus_ready, searching)
+    return dataclasses.replace(found, calls=calls, responses=held.saved)
 
 
 def _steps(
@@ -381,6 +430,7 @@ def _steps(
     settings: Settings,
     target_id: str,
     corpus_ready: Callable[[], None],
+    client: HttpClient | None = None,
 ) -> Records:
     excluded = TargetStatus.EXCLUDED
     inputs = load_inputs(reader, target_id)
@@ -395,13 +445,15 @@ def _steps(
             llm,
             inputs.title,
             inputs.abstract,
-            inputs.antecedents,
+            inputs.antecedents
+            if settings.grade_evidence == "full"
+            else [withheld(r) for r in inputs.antecedents],
             settings.grade_part_tokens,
             settings.grade_readings,
         )
     )
     try:
-        return _brief_then_grade(llm, reader, settings, inputs, corpus_ready, grading)
+        return _brief_then_grade(llm, reader, settings, inputs, corpus_ready, grading, client)
     finally:
         grading.settle()  # a grading started beside the brief logs its calls with the target
 
@@ -413,9 +465,12 @@ def _brief_then_grade(
     inputs: Inputs,
     corpus_ready: Callable[[], None],
     grading: Later[dict[str, Graded]],
+    client: HttpClient | None = None,
 ) -> Records:
     target_id, excluded = inputs.target_id, TargetStatus.EXCLUDED
-    drafts = brief_and_audit(llm, reader, inputs, settings, corpus_ready, grading.start)
+    drafts = brief_and_audit(
+        llm, reader, inputs, settings, corpus_ready, grading.start, client=client
+    )
     attempts = len(drafts.rows)
     if drafts.llm_failure is not None:
         verdict = Verdict(
@@ -475,6 +530,7 @@ def write(con: duckdb.DuckDBPyConnection, records: Records) -> None:
     target_id = records.verdict.target_id
     with warehouse.transaction(con):
         llm_log.write(con, records.calls)
+        warehouse.upsert(con, "raw_http", records.responses, ["request_key"])
         if records.drafts is not None:
             briefs = records.drafts.rows
             warehouse.replace_where(con, "briefs", {"target_id": target_id}, briefs, ["brief_id"])
@@ -511,6 +567,7 @@ class AuditReport:
     failures: dict[str, int]  # check -> failed instances
     partial_mechanism: int
     failed: list[tuple[str, str]]  # (instance_id, what failed)
+    searched: bool = True  # whether the search identity check ran (it needs a sources client)
 
     @property
     def ok(self) -> bool:
@@ -518,10 +575,13 @@ class AuditReport:
 
     def lines(self) -> list[str]:
         shown = [f"leakage audit of {self.version}: {self.instances} instance(s)"]
-        for check in ("lexical", "identity", "retrieval", "mechanism"):
-            count = self.failures.get(check, 0)
+        for check in AuditCheck:
+            if check is AuditCheck.SEARCH and not self.searched:
+                shown.append(f"  {check.value:<10} not run (no sources client)")
+                continue
+            count = self.failures.get(check.value, 0)
             rate = count / self.instances if self.instances else 0.0
-            shown.append(f"  {check:<10} failed {count:>4}  ({rate:.1%})")
+            shown.append(f"  {check.value:<10} failed {count:>4}  ({rate:.1%})")
         shown.append(f"  partial mechanism leakage: {self.partial_mechanism} (recorded, passes)")
         shown += [f"  FAILED {iid}: {what}" for iid, what in self.failed]
         shown.append(
@@ -531,19 +591,22 @@ class AuditReport:
 
 
 def audit_version(
-    llm: LLM, con: duckdb.DuckDBPyConnection, settings: Settings, version: str
+    llm: LLM,
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    version: str,
+    client: HttpClient | None = None,
 ) -> AuditReport:
-    """Run the four checks again on every instance of a version (cached calls cost nothing)."""
+    """Run the checks again on every instance of a version (cached calls and stored responses
+    cost nothing); with ``client``, the search identity check too, within each instance's
+    published cutoff and the version's jitter."""
     warehouse.build_search_index(con)
     rows = versions.briefs(con, version)
     failures: dict[str, int] = {}
     failed: list[tuple[str, str]] = []
     partial = 0
-    for iid, target_id, brief in rows:
-        inputs = load_inputs(con, target_id)
-        terms = redaction_terms(inputs)
-        target = (target_id, inputs.title, inputs.abstract)
-        checks = audit_checks.four(llm, con, settings, iid, brief, target, terms)
+    for iid, _, brief in rows:
+        checks = _checks_of(llm, client, con, settings, version, iid, brief)
         partial += any(
             c.level is LeakLevel.PARTIAL for c in checks if c.check is AuditCheck.MECHANISM
         )
@@ -552,4 +615,84 @@ def audit_version(
             failures[finding.check.value] = failures.get(finding.check.value, 0) + 1
         if bad:
             failed.append((iid, "; ".join(f"{c.check.value}: {c.detail}" for c in bad)))
-    return AuditReport(version, len(rows), failures, partial, failed)
+    return AuditReport(version, len(rows), failures, partial, failed, searched=client is not None)
+
+
+def _checks_of(
+    llm: LLM,
+    client: HttpClient | None,
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    version: str,
+    instance_id: str,
+    text: str,
+) -> list[AuditFinding]:
+    """The build's checks of ``text`` as a brief of ``instance_id`` of ``version``: its target,
+    its redaction terms and result numbers, and its published cutoff's search window."""
+    found = versions.instance(con, version, instance_id)
+    if found is None:
+        raise InputError(f"{version} has no instance {instance_id!r}")
+    target_id, _, cutoff = found
+    inputs = load_inputs(con, str(target_id))
+    target = (inputs.target_id, inputs.title, inputs.abstract)
+    jitter = versions.jitter_days(con, version)
+    searching = (
+        audit_checks.search_for(
+            client,
+            con,
+            inputs.target_id,
+            settings.cutoff_jitter_days if jitter is None else jitter,
+            published=cutoff,
+        )
+        if client is not None
+        else None
+    )
+    return audit_checks.checks(
+        llm,
+        con,
+        settings,
+        instance_id,
+        text,
+        target,
+        redaction_terms(inputs),
+        searching=searching,
+    )
+
+
+def audit_text(
+    llm: LLM,
+    client: HttpClient,
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    version: str,
+    instance_id: str,
+    text: str,
+) -> list[AuditFinding]:
+    """The build's five checks on any ``text`` as the brief of ``instance_id`` in ``version``
+    (a curator's draft, a researcher's test, an injected leak): lexical, identity, retrieval,
+    mechanism and search, each finding under the text's own brief ID. Empty text, or an
+    instance the version lacks, is an :class:`InputError`."""
+    cleaned = " ".join(text.split())
+    if not cleaned:
+        raise InputError("the text is empty: there is nothing to audit")
+    warehouse.build_search_index(con)
+    findings = _checks_of(llm, client, con, settings, version, instance_id, cleaned)
+    brief_id = _brief_id(instance_id, 0, cleaned)
+    return [f.model_copy(update={"brief_id": brief_id}) for f in findings]
+
+
+def judging_settings(
+    con: duckdb.DuckDBPyConnection, settings: Settings, version: str
+) -> tuple[Settings, bool]:
+    """``settings`` with the LLM backend and model that built ``version``, as
+    ``split_versions.models`` records them, and True; where it records none, ``settings`` as
+    they are, and False. Where the model is served (URL, key) is not recorded: the shell's."""
+    recorded = versions.models(con, version)
+    found = json.loads(recorded) if recorded else {}
+    backend, model = found.get("backend"), found.get("llm")
+    if not isinstance(backend, str) or not isinstance(model, str):
+        return settings, False
+    update: dict[str, Any] = {"llm_backend": backend}
+    if backend != "rules":  # the rules backend's model name is its version, not a setting
+        update["llm_model"] = model
+    return Settings.model_validate({**settings.model_dump(), **update}), True

@@ -14,6 +14,7 @@ replayed one share one key.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import email.utils
@@ -553,6 +554,14 @@ class HttpClient:
         self.stats = {name: CallStats() for name in self.codecs}
         self._stats_lock = threading.Lock()
         _install_log_filter(self._redactor)
+
+    def recording_into(self, store: ResponseStore) -> HttpClient:
+        """This client, sharing its session, rate limits, guards and counts, with its responses
+        looked up in and saved to ``store``: a thread that reads the warehouse through a cursor
+        of its own keeps what it fetches for the thread that writes (:class:`HeldResponses`)."""
+        twin = copy.copy(self)
+        twin.store = store
+        return twin
 
     def base_url(self, source: str) -> str:
         configured = configured_base_urls(self.settings)

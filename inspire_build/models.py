@@ -99,6 +99,7 @@ class AuditCheck(StrEnum):
     IDENTITY = "identity"
     RETRIEVAL = "retrieval"
     MECHANISM = "mechanism"
+    SEARCH = "search"  # identity by search: OpenAlex, within the published cutoff's window
 
 
 class LeakLevel(StrEnum):

@@ -131,10 +131,11 @@ def llm_steps(
     settings: Settings,
     targets: list[str],
     between: Callable[[], None] = lambda: None,
+    client: HttpClient | None = None,
 ) -> list[gold.Verdict]:
     """Step 3, once lineage is done: brief, audit and grade each target (``between`` runs
-    before each one is written)."""
-    return gold.run(llm, con, settings, targets, between=between)
+    before each one is written); with ``client``, briefs are searched on OpenAlex too."""
+    return gold.run(llm, con, settings, targets, between=between, client=client)
 
 
 def write(
@@ -171,7 +172,7 @@ def build_split(
     lineage, as in the flow), and write one split version; returns its row."""
     selection, memo = select(client, con, settings, split, limit), resolve.Memo()
     candidates: list[str] = []
-    with gold.Steps(gold.make_llm(settings, con), con, settings) as steps:
+    with gold.Steps(gold.make_llm(settings, con), con, settings, client=client) as steps:
         started = []
         for chunk in lineage_chunks(selection.selected, settings):
             resolved = lineage(con, client, settings, selection, targets=chunk, memo=memo)

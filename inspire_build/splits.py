@@ -66,6 +66,8 @@ def config_hash(settings: Settings, split: str) -> str:
         "grade_readings": settings.grade_readings,
         "audit_retrieval_k": settings.audit_retrieval_k,
         "audit_retrieval_margin": settings.audit_retrieval_margin,
+        "audit_search_k": settings.audit_search_k,
+        "audit_search_share": settings.audit_search_share,
         "cutoff_jitter_days": settings.cutoff_jitter_days,
         "code": __version__,
         "code_fingerprint": code_fingerprint(),

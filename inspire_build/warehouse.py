@@ -561,6 +561,18 @@ def search(con: duckdb.DuckDBPyConnection, query: str, k: int) -> list[tuple[str
     return [(str(paper_id), float(score)) for paper_id, score in rows]
 
 
+def document_counts(con: duckdb.DuckDBPyConnection, words: Sequence[str]) -> dict[str, int]:
+    """Word -> how many papers' title or abstract hold it as a whole word (case folded). Words
+    are content words (letters, digits, hyphens), so they are safe inside the pattern."""
+    rows = con.execute(
+        "SELECT w, count(p.paper_id) FROM unnest(?::VARCHAR[]) t(w) LEFT JOIN papers p ON "
+        "regexp_matches(lower(coalesce(p.title, '') || ' ' || coalesce(p.abstract, '')), "
+        "'\\b' || w || '\\b') GROUP BY w",
+        [[w for w in words if re.fullmatch(r"[\w-]+", w)]],
+    ).fetchall()
+    return {str(w): int(n) for w, n in rows}
+
+
 def search_public_between(
     con: duckdb.DuckDBPyConnection, query: str, first: dt.date, last: dt.date
 ) -> tuple[list[str], int]:

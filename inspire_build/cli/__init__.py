@@ -13,15 +13,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 import typer
 
+from inspire_build.cli.auditing import AuditCommand
 from inspire_build.cli.common import app, main, paper_line, reference_line
 from inspire_build.errors import InspireError
 
 COMMANDS_GROUP = "inspire_build.commands"
 # The commands flows/ provides, in the order `inspire --help` lists them (before `export`).
 FLOW_COMMANDS = ("build", "audit")
+# How each is registered beyond its name: `inspire audit brief` runs in this package.
+_REGISTERED: dict[str, dict[str, Any]] = {
+    "audit": {
+        "cls": AuditCommand,
+        "epilog": "`inspire audit brief --split S --instance ID --text FILE` runs the same "
+        "checks on any text for one instance (see `inspire audit brief --help`).",
+    }
+}
 
 
 def add_entry_point_commands(target: typer.Typer, found: Iterable[EntryPoint]) -> None:
@@ -39,7 +49,7 @@ def add_entry_point_commands(target: typer.Typer, found: Iterable[EntryPoint]) -
         except (ImportError, AttributeError) as error:
             _add_missing(target, name, f"its entry point {point.value} does not load ({error})")
             continue
-        target.command(name)(command)
+        target.command(name, **_REGISTERED.get(name, {}))(command)
 
 
 def _add_missing(target: typer.Typer, name: str, why: str) -> None:
@@ -56,6 +66,7 @@ def _add_missing(target: typer.Typer, name: str, why: str) -> None:
         name,
         help=f"(not installed: {why})",
         context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        cls=_REGISTERED.get(name, {}).get("cls"),
     )(missing)
 
 

@@ -13,6 +13,7 @@ from inspire_build import (
 )
 from inspire_build.errors import InputError
 from inspire_build.ids import parse_any_id
+from inspire_build.sources import make_client
 
 if TYPE_CHECKING:
     pass
@@ -40,7 +41,7 @@ def gold_make(
     ] = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
-    """Brief each target, audit it four ways (redrafting on a leak), grade its antecedents."""
+    """Brief each target, audit it five ways (redrafting on a leak), grade its antecedents."""
     from inspire_build import gold
 
     root: _Context = ctx.obj
@@ -54,11 +55,13 @@ def gold_make(
                     f"{raw} has no resolved lineage; run `inspire lineage resolve` first"
                 )
             targets.append(known[parsed])
-        llm = gold.make_llm(root.settings, con)
+        llm, client = gold.make_llm(root.settings, con), make_client(root.settings, con)
         if llm_batch:
-            outcomes = gold.run_batched(llm, con, root.settings, targets, say=out.print)
+            outcomes = gold.run_batched(
+                llm, con, root.settings, targets, say=out.print, client=client
+            )
         else:
-            outcomes = gold.run(llm, con, root.settings, targets)
+            outcomes = gold.run(llm, con, root.settings, targets, client=client)
     for outcome in outcomes:
         out.print(f"{outcome.target_id}: {outcome.status.value}: {outcome.reason}")
     out.print(

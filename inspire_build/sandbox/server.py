@@ -25,8 +25,11 @@ import binascii
 import collections
 import dataclasses
 import datetime as dt
+import functools
 import logging
+import math
 import random
+import re
 import socket
 import threading
 import time
@@ -357,7 +360,7 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
     sandbox = Sandbox(world, config)
     app = FastAPI(title=f"{MARKER}: a local emulator of scholarly APIs (a test double)")
     app.state.sandbox = sandbox
-    truth = Truth(world, config.openai.truth, config.openai.seed)
+    truth = Truth(world, config.openai.truth, config.openai.seed, config.openai.knowledge_cutoff)
     app.include_router(router(_with_triggers(config.openai, world), truth), prefix="/v1")
 
     app.add_middleware(_LimitsAndFaults, sandbox=sandbox)
@@ -603,7 +606,9 @@ def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
             break
     tests = [_openalex_predicate(sandbox, key, values) for key, values in clauses]
     matched = [r for r in candidates if all(test(r) for test in tests)]
-    if query.get("search"):
+    if query.get("search.semantic"):
+        matched = _similar(matched, query["search.semantic"])
+    elif query.get("search"):
         terms = query["search"].lower().split()
         scored = [
             (sum((r.title + " " + r.abstract).lower().count(t) for t in terms), r) for r in matched
@@ -627,6 +632,37 @@ def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
     results = b",".join(sandbox.work_json(r, fields) for r in page)
     page_body = b'{"meta":' + orjson.dumps(meta) + b',"results":[' + results + b'],"group_by":[]}'
     return Response(page_body, media_type="application/json")
+
+
+SEMANTIC_TEXT_MAX = 2000  # the real semantic search reads this many characters of its text
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=65536)
+def _words(text: str) -> collections.Counter[str]:
+    return collections.Counter(_WORD.findall(text.lower()))
+
+
+def _similar(records: Sequence[Record], text: str) -> list[Record]:
+    """``search.semantic``: the records that passed the filters, most similar first. The real
+    API ranks by embeddings; here bm25 (k1 1.2, b 0.75) of the text's first 2,000 characters
+    over the records' titles and abstracts, with the filtered records as the collection, stands
+    in: an answer from the request and the corpus alone, as a search engine's is. A record that
+    shares no word with the text is not similar at all, and is left out."""
+    query = _words(text[:SEMANTIC_TEXT_MAX])
+    docs = [_words(f"{r.title} {r.abstract}") for r in records]
+    if not docs:
+        return []
+    mean = sum(sum(d.values()) for d in docs) / len(docs) or 1.0
+    held = collections.Counter(term for d in docs for term in d.keys() & query.keys())
+    idf = {t: math.log(1 + (len(docs) - n + 0.5) / (n + 0.5)) for t, n in held.items()}
+
+    def score(doc: collections.Counter[str]) -> float:
+        scale = 1.2 * (0.25 + 0.75 * sum(doc.values()) / mean)
+        return sum(idf[t] * query[t] * doc[t] * 2.2 / (doc[t] + scale) for t in idf if t in doc)
+
+    scored = sorted(zip(map(score, docs), records, strict=True), key=lambda s: (-s[0], s[1].key))
+    return [record for value, record in scored if value > 0]
 
 
 def _openalex_filter(text: str) -> list[tuple[str, list[str]]] | Response:

@@ -39,6 +39,10 @@ OR_VALUES_MAX = 100
 URL_MAX = 4096
 # Room left in the URL for the base URL override, api_key and mailto added by http.py.
 URL_RESERVE = 300
+# Semantic search matches on the first 2,000 characters of its text and ignores the rest.
+SEMANTIC_TEXT_MAX = 2000
+# The fields a search identity check reads of each result: its IDs.
+ID_FIELDS = ("id", "doi", "ids", "title", "publication_date", "locations")
 # OpenAlex's own source ID for the arXiv repository.
 ARXIV_SOURCE = "S4306400194"
 # The top-level fields parse() reads (select= takes top-level fields only).
@@ -145,7 +149,7 @@ def describe(method: str, path: str, params: Params, body: Any) -> Described:
     if path.startswith("/works/"):
         return Described(f"works/{_canonical_entity(path[len('/works/') :])}", fields, None)
     parts = [path.lstrip("/")]
-    for name in ("filter", "search", "sort", "sample", "seed", "group_by"):
+    for name in ("filter", "search", "search.semantic", "sort", "sample", "seed", "group_by"):
         if name in query:
             value = canonical_filter(query[name]) if name == "filter" else query[name]
             parts.append(f"{name}={value}")
@@ -488,6 +492,26 @@ def search_works(
     params += [("select", ",".join(WORK_FIELDS)), ("per_page", str(min(per_page, PER_PAGE_MAX)))]
     papers, _ = parse_page(client.get(NAME, "/works", params).json())
     return papers
+
+
+def search_similar(
+    client: HttpClient, text: str, *, since: dt.date, per_page: int
+) -> tuple[list[Paper], int | None]:
+    """One page of OpenAlex's semantic search (``search.semantic``) among works published from
+    ``since`` on, and how many works that holds (``meta.count``, when given).
+
+    Semantic, not ``search``: the keyword search joins a query's words with AND, so a paragraph
+    such as a brief matches next to nothing; the semantic search ranks works by the meaning of
+    up to 2,000 characters of text. Only each result's IDs are asked for."""
+    params = [
+        ("search.semantic", " ".join(text.split())[:SEMANTIC_TEXT_MAX]),
+        ("filter", f"from_publication_date:{since}"),
+        ("select", ",".join(ID_FIELDS)),
+        ("per_page", str(min(per_page, PER_PAGE_MAX))),
+    ]
+    papers, meta = parse_page(client.get(NAME, "/works", params).json())
+    count = meta.get("count")
+    return papers, count if isinstance(count, int) else None
 
 
 def _pages(client: HttpClient, path: str, params: Params) -> Iterator[Paper]:

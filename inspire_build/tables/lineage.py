@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import duckdb
@@ -70,3 +71,21 @@ def source_problems(con: duckdb.DuckDBPyConnection, target_id: str) -> str | Non
         [target_id],
     ).fetchone()
     return str(row[0]) if row else None
+
+
+def published_cutoff(con: duckdb.DuckDBPyConnection, target_id: str) -> dt.date | None:
+    """A target's published cutoff as its latest lineage set it (None: no cutoff yet)."""
+    row = con.execute(
+        "SELECT cutoff_date FROM targets WHERE paper_id = ? AND cutoff_date IS NOT NULL "
+        "ORDER BY updated_at DESC LIMIT 1",
+        [target_id],
+    ).fetchone()
+    return row[0] if row else None
+
+
+def id_spellings(con: duckdb.DuckDBPyConnection, paper_id: str) -> set[str]:
+    """A paper's ID and every ``scheme:value`` the crosswalk maps to it."""
+    rows = con.execute(
+        "SELECT scheme || ':' || value FROM paper_ids WHERE paper_id = ?", [paper_id]
+    ).fetchall()
+    return {paper_id, *(str(spelling) for (spelling,) in rows)}

@@ -25,6 +25,24 @@ def briefs(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple[str, str,
     return [(str(i), str(t), str(b)) for i, t, b in rows]
 
 
+def instance(
+    con: duckdb.DuckDBPyConnection, version: str, instance_id: str
+) -> tuple[Any, ...] | None:
+    """One instance of a version: its target, brief and published cutoff (None: no such one)."""
+    return con.execute(
+        "SELECT target_id, brief, cutoff_date FROM instances WHERE version_id = ? "
+        "AND instance_id = ?",
+        [version, instance_id],
+    ).fetchone()
+
+
+def models(con: duckdb.DuckDBPyConnection, version: str) -> str | None:
+    """The LLM a version was built with, as ``split_versions.models`` records it (JSON)."""
+    row = con.execute("SELECT models FROM split_versions WHERE version_id = ?", [version])
+    found = row.fetchone()
+    return str(found[0]) if found and found[0] is not None else None
+
+
 def header(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, Any] | None:
     """A version's ID, split, label, config hash and code version (None: no such version)."""
     return warehouse.first_dict(

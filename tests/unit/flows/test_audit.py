@@ -1,0 +1,65 @@
+"""The audit-split flow's report: the curator agreement over the version's review sample is
+printed after the boundary's lines, and the verdict does not read it. The leakage audit and the
+attacks are stubbed (their own tests run them), and so is Prefect's artifact."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+import flows.audit
+from inspire_build import gold, warehouse
+from inspire_build.config import Settings
+from inspire_build.review import sample
+from tests.unit.review.conftest import VERSION, plant
+
+
+@dataclasses.dataclass(frozen=True)
+class _Attacks:
+    ok: bool
+
+    def lines(self) -> list[str]:
+        return ["boundary held" if self.ok else "boundary FAILED"]
+
+
+class _Logger:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def info(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def _audit(monkeypatch: pytest.MonkeyPatch, path: Path, boundary_ok: bool) -> list[str]:
+    report = gold.AuditReport(VERSION, 2, {}, 0, [])
+    monkeypatch.setattr(flows.audit.gold, "audit_version", lambda *args: report)
+    monkeypatch.setattr(
+        flows.audit.boundary_store, "attack_version", lambda *args: _Attacks(boundary_ok)
+    )
+    monkeypatch.setattr(flows.audit, "create_markdown_artifact", lambda **kw: None)
+    logger = _Logger()
+    settings = Settings(warehouse=path, llm_backend="rules")  # type: ignore[arg-type]
+    assert flows.audit._audit(logger, settings, "eval", None) is True  # else AuditFailed
+    return logger.lines
+
+
+def test_the_audit_prints_the_agreement_and_decides_without_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "w.duckdb"
+    with warehouse.open_warehouse(path) as con:
+        plant(con)
+    lines = _audit(monkeypatch, path, boundary_ok=True)
+    assert (
+        lines[-1] == f"curator agreement of {VERSION}: no review sample (`inspire review sample`)"
+    )
+    with warehouse.open_warehouse(path) as con:
+        sample.draw_sample(con, "eval", VERSION, 2, seed=0)
+    lines = _audit(monkeypatch, path, boundary_ok=True)  # nothing reviewed: it passes all the same
+    at = lines.index("boundary held")
+    assert lines[at + 1].startswith(f"curator agreement over the sample of {VERSION} (seed 0, 2 ")
+    assert lines[at + 2] == "  no sampled instance reviewed yet (`inspire review serve`)"
+    with pytest.raises(flows.audit.AuditFailed):
+        _audit(monkeypatch, path, boundary_ok=False)
