@@ -26,8 +26,9 @@ TABLES = (
     "bulk_paper_ids",
 )
 # What a target's LLM steps read, once lineage is complete: its inputs, the corpus the retrieval
-# check searches (indexed in the copy), and the call log that answers a call asked before.
-STEPS_TABLES = ("targets", "references", "papers", "llm_calls")
+# check searches (indexed in the copy), the call log that answers a call asked before, and for
+# the search identity check the crosswalk (the target's IDs) and the stored responses.
+STEPS_TABLES = ("targets", "references", "papers", "llm_calls", "paper_ids", "raw_http")
 _EXPORT = {t: f'COPY "{t}" TO ? (FORMAT parquet)' for t in TABLES + STEPS_TABLES}
 _IMPORT = {
     t: f'CREATE TABLE "{t}" AS SELECT * FROM read_parquet(?)'  # noqa: S608
@@ -48,6 +49,7 @@ def write_for_steps(con: duckdb.DuckDBPyConnection, path: Path) -> None:
 
     def indexed(copy: duckdb.DuckDBPyConnection) -> None:
         copy.execute(_CALL_INDEX)
+        copy.execute(_INDEX)
         warehouse.build_search_index(copy)
 
     _copied(con, path, STEPS_TABLES, indexed)

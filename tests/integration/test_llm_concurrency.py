@@ -138,7 +138,7 @@ def _steps_after_lineage(
         for chunk in pipeline.lineage_chunks(selection.selected, settings)
         for target in pipeline.lineage(con, client, settings, selection, targets=chunk, memo=memo)
     ]
-    gold.run(gold.make_llm(settings, con), con, settings, candidates)
+    gold.run(gold.make_llm(settings, con), con, settings, candidates, client=client)
     return pipeline.write(con, settings, split, None, candidates)
 
 
