@@ -41,7 +41,7 @@ from typing import Any
 import duckdb
 import requests
 
-from inspire_build import audit_checks, gold, pipeline, splits, warehouse
+from inspire_build import gold, pipeline, splits, warehouse
 from inspire_build.config import Settings
 from inspire_build.env import agents, backends, corpus, run, store
 from inspire_build.env.core import SearchEnv, Task
@@ -216,9 +216,9 @@ def injected(
     found: Graded,
 ) -> dict[str, dict[str, Any]]:
     """Form -> {"n", "caught", and per check the count that failed}: each leak form inserted
-    in every accepted brief of the version and run through the build's checks."""
-    llm = gold.make_llm(settings, con)
-    warehouse.build_search_index(con)
+    in every accepted brief of the version and run through the build's five checks
+    (:func:`gold.audit_text`, as ``inspire audit brief`` runs them)."""
+    llm, client = gold.make_llm(settings, con), make_client(settings, con)
     by_work = {r.work: r for r in ids.values()}
     tally: dict[str, dict[str, Any]] = {f: {"n": 0, "caught": 0, "by": {}} for f in leaks.FORMS}
     tally["clean"] = {"n": 0, "caught": 0, "by": {}}
@@ -230,23 +230,13 @@ def injected(
         cited = sorted((w for w, t in truth.items() if t > 0), key=lambda w: -truth[w])
         facts = _facts(target, [by_work[w] for w in cited if w in by_work])
         rng = random.Random(iid)
-        inputs = gold.load_inputs(con, target_id)
-        terms = gold.redaction_terms(inputs)
         for form in ("clean", *leaks.FORMS):
             leak = None if form == "clean" else leaks.sentence(form, facts, rng)
             if form != "clean" and leak is None:
                 continue
             text = brief if leak is None else leaks.inject(brief, leak)
             try:
-                checks = audit_checks.four(
-                    llm,
-                    con,
-                    settings,
-                    f"{iid}:{form}",
-                    text,
-                    (target_id, inputs.title, inputs.abstract),
-                    terms,
-                )
+                checks = gold.audit_text(llm, client, con, settings, version, iid, text)
             except LLMError:  # a refusal: this form of this brief is not judged
                 tally[form]["refused"] = tally[form].get("refused", 0) + 1
                 continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -89,13 +91,24 @@ def sandbox_serve(
     llm_drop_grade: Annotated[Rate, _rate("Rate of grade sheets missing one antecedent.")] = None,
     llm_grade_shift: Annotated[Rate, _rate("Rate of grades one tier off (per antecedent).")] = None,
     llm_grade_overinclude: Annotated[
-        Rate, _rate("Rate of tier-0 references graded 1 or 2.")
+        Rate, _rate("Rate of tier-0 references graded 1 (per reading).")
+    ] = None,
+    llm_grade_slip: Annotated[
+        Rate, _rate("Rate of references graded one tier off on every reading.")
+    ] = None,
+    llm_grade_demote: Annotated[
+        Rate, _rate("Rate of antecedents graded 0 on every reading.")
+    ] = None,
+    llm_knowledge_cutoff: Annotated[
+        str | None,
+        typer.Option(help="The emulated model knows papers first public before this day."),
     ] = None,
 ) -> None:
     """Serve a world on 127.0.0.1 until interrupted; prints the variables to export.
 
-    Its OpenAI-compatible API answers the pipeline's prompts from the world's truth; the
-    --llm-* rates (0-1, defaults in sandbox/llm_truth.py) plant failures in those answers.
+    Its OpenAI-compatible API answers the pipeline's prompts from each prompt's text alone
+    (never the world's truth); the --llm-* rates (0-1, defaults in sandbox/llm_truth.py) plant
+    failures in those answers.
     """
     from inspire_build import local_server
     from inspire_build.sandbox import server, world
@@ -116,9 +129,17 @@ def sandbox_serve(
         "drop_grade": llm_drop_grade,
         "grade_shift": llm_grade_shift,
         "grade_overinclude": llm_grade_overinclude,
+        "grade_slip": llm_grade_slip,
+        "grade_demote": llm_grade_demote,
     }
     rates = TruthRates.from_mapping({k: v for k, v in given.items() if v is not None})
     llm = OpenAIConfig(seed=seed, latency_s=llm_latency, rpm=llm_rpm, tpm=llm_tpm, truth=rates)
+    if llm_knowledge_cutoff is not None:
+        try:
+            knows = dt.date.fromisoformat(llm_knowledge_cutoff)
+        except ValueError as error:
+            raise InputError(f"--llm-knowledge-cutoff: not a date (YYYY-MM-DD): {error}") from None
+        llm = dataclasses.replace(llm, knowledge_cutoff=knows)
     config = server.SandboxConfig(seed=seed, time_scale=time_scale, fault_rate=faults, openai=llm)
     sock = local_server.bind(port)  # a busy port is one error, before any export line
     bound = sock.getsockname()[1]  # --port 0 picks a free one: print the port it picked

@@ -8,10 +8,11 @@ instructions forbid, the redaction terms if the prompt lists any, and a redraft'
   level of the problem. Its constraints are the conditions those sentences state ("when ...",
   "without ..."), never invented; its goal restates the lead sentence's subject.
 - What the instructions forbid is avoided: the method sentences' own words, the names they
-  define, numbers, title 4-grams and listed terms. Terms a redraft's feedback names are said
-  generally ("related"); feedback of a retrieval or search leak that names no term drops the
-  specific sentences, keeping the lead one. A prompt that forbids nothing gets the abstract
-  back, as a model told to copy it would: so a sabotaged brief prompt shows in the figures.
+  define, numbers, title 4-grams and listed terms. A specific sentence holding a term a
+  redraft's feedback names is dropped, and the lead says the term generally ("related");
+  feedback of a retrieval or search leak that names no term drops every specific sentence.
+  A prompt that forbids nothing gets the abstract back, as a model told to copy it would: so a
+  sabotaged brief prompt shows in the figures.
 - Seeded slips (``leak_*``, ``bad_length`` in
   :class:`~inspire_build.sandbox.llm_truth.TruthRates`) insert what the abstract says of the
   solution: its name, acronym, mechanism words, numbers, or a title 4-gram.
@@ -225,10 +226,12 @@ def sections(
     problem, _ = split_abstract(request.abstract)
     problem = problem or sentences(request.abstract)[:1]
     lead, specific = problem[:1], problem[1:]
+    named = feedback_terms(request.feedback)
     if _retrieval_flagged(request):
         specific = []
-    named = feedback_terms(request.feedback)
-    lead, specific = [without(s, named) for s in lead], [without(s, named) for s in specific]
+    else:  # a specific sentence holding a named term goes; the lead says it more generally
+        specific = [s for s in specific if without(s, named) == s]
+    lead = [without(s, named) for s in lead]
     parts: dict[str, list[str]] = {
         "Problem": [restate(rng, s) for s in lead + specific],
         "Context": [],

@@ -107,6 +107,7 @@ class Answer:
     target: Record | None = None  # for the log only: which world record the prompt was about
     plants: tuple[str, ...] = ()
     grades: tuple[emulated_grade.Read, ...] = ()
+    prompt: str = ""  # a brief's prompt, logged: what the writer was shown
 
 
 # --- prompts ----------------------------------------------------------------------------------
@@ -318,7 +319,9 @@ class Truth:
         if found is None or found.kind not in ("brief", "grade"):
             return found
         abstract = _block(prompt, r"\nAbstract: (.*?)\n</(?:data|target)>") or ""
-        return dataclasses.replace(found, target=self._abstracts.get(normalise_title(abstract)))
+        target = self._abstracts.get(normalise_title(abstract))
+        shown = prompt if found.kind == "brief" else ""
+        return dataclasses.replace(found, target=target, prompt=shown)
 
     def record(self, answer: Answer, delivered: Mapping[str, Any], key: str) -> None:
         """Log what reached the client (``key`` names the request, so a replay logs once)."""
@@ -326,7 +329,11 @@ class Truth:
             return
         entry: dict[str, Any] = {"target": answer.target.key, "work": answer.target.work}
         if answer.kind == "brief":
-            entry |= {"text": delivered.get("brief"), "plants": list(answer.plants)}
+            entry |= {
+                "text": delivered.get("brief"),
+                "plants": list(answer.plants),
+                "prompt": answer.prompt,
+            }
             with self._lock:
                 self._briefs.setdefault(key, entry)
         elif answer.kind == "grade":

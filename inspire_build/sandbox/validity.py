@@ -11,9 +11,12 @@ import dataclasses
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 
+from inspire_build.text import content_words
+
 IDENTITY_PLANTS = frozenset({"leak_name", "leak_acronym", "leak_title"})
 MECHANISM_PLANTS = frozenset({"leak_mechanism", "leak_numbers"})
 TIERS = (0, 1, 2, 3)
+DISTINCT_OVERLAP = 0.6  # a problem holding this share of another's words restates it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,8 +165,13 @@ def ceiling(observed: Sequence[tuple[Hashable, int]], passes: int = 3) -> Ceilin
     return Ceiling(best, found / wanted if wanted else 1.0, len(observed))
 
 
-def distinct_share(problems: Sequence[str]) -> float:
-    """The share of briefs whose problem statement no other brief of the set repeats."""
-    normal = [" ".join(p.lower().split()) for p in problems]
-    seen = Counter(normal)
-    return sum(seen[p] == 1 for p in normal) / len(normal) if normal else 1.0
+def distinct_share(problems: Sequence[str], overlap: float = DISTINCT_OVERLAP) -> float:
+    """The share of briefs whose problem statement is their own: no other brief's problem
+    holds ``overlap`` or more of its content words (restating a shared problem in other
+    words changes a few of them; a target's own setting adds many)."""
+    bags = [set(content_words(p)) for p in problems]
+    own = sum(
+        all(len(bag & other) < overlap * max(1, len(bag)) for j, other in enumerate(bags) if j != i)
+        for i, bag in enumerate(bags)
+    )
+    return own / len(bags) if bags else 1.0

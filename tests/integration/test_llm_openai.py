@@ -20,6 +20,7 @@ from inspire_build.grading import grade_references
 from inspire_build.llm import LLM, InvalidOutput, LLMError, Refusal
 from inspire_build.models import BriefDraft
 from inspire_build.sandbox import server, world
+from inspire_build.sandbox.llm_truth import TruthRates
 from inspire_build.sandbox.openai_api import OpenAIConfig
 
 WORLD = world.generate(world.WorldConfig(seed=3, papers=40))
@@ -182,7 +183,8 @@ def test_a_300_reference_target_is_graded_in_calls_under_the_budget() -> None:
         for i in range(300)
     ]
     budget = 4000
-    with sandbox_llm() as (llm, base, con):
+    clean = OpenAIConfig(truth=TruthRates(**dict.fromkeys(TruthRates.names(), 0.0)))
+    with sandbox_llm(clean) as (llm, base, con):  # no repair: one request per logged call
         graded = grade_references(llm, "A title", "An abstract.", references, budget)
         calls = chat_requests(base)
         used = [n for (n,) in con.execute("SELECT tokens_in FROM llm_calls").fetchall()]

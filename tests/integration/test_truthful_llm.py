@@ -11,7 +11,8 @@ import duckdb
 import pytest
 import requests
 
-from inspire_build import pipeline, splits, warehouse
+from inspire_build import gold, pipeline, splits, warehouse
+from inspire_build.lineage import normalise_title
 from inspire_build.sandbox import server, world
 from inspire_build.sandbox.llm_truth import TruthRates
 from inspire_build.sandbox.openai_api import OpenAIConfig
@@ -21,7 +22,7 @@ TARGETS = 30
 LEAK_RATE = 0.15  # raised, so that a 30-target build plants every kind at least once
 # The audit finding (or the length check) that must catch each planted kind.
 CATCHES = {
-    "leak_name": {"identity"},
+    "leak_name": {"lexical", "identity"},
     "leak_acronym": {"lexical", "identity"},
     "leak_title": {"lexical", "identity"},
     "leak_mechanism": {"mechanism"},
@@ -97,3 +98,36 @@ def test_a_planted_leak_is_rejected_with_the_matching_finding(built: Built, kind
     matched = [b for b in planted if _failed_checks(built.con, b["text"]) & CATCHES[kind]]
     print(f"{kind}: {len(matched)} of {len(planted)} rejected by {sorted(CATCHES[kind])}")
     assert matched
+
+
+def test_no_brief_prompt_shows_a_reference_title(built: Built) -> None:
+    """SPEC §2.4: the writer is never shown its references' titles (checked after writing).
+    The emulated endpoint logs every brief prompt it answered; none holds the title of any
+    reference of its target that lineage recorded."""
+    titles = {
+        str(target): set()
+        for (target,) in built.con.execute("SELECT DISTINCT target_id FROM briefs").fetchall()
+    }
+    for target, title in built.con.execute(
+        'SELECT target_id, coalesce(work_title, title) FROM "references" WHERE title IS NOT NULL'
+    ).fetchall():
+        if str(target) in titles and len(str(title).split()) >= 3:
+            titles[str(target)].add(normalise_title(str(title)))
+    prompts = [(normalise_title(str(b["prompt"])), str(b["text"])) for b in built.written]
+    assert len(prompts) >= 30 and sum(len(t) for t in titles.values()) > 300
+    by_text = dict(
+        built.con.execute("SELECT text, target_id FROM briefs WHERE text <> ''").fetchall()
+    )
+    checked = 0
+    for prompt, text in prompts:
+        target = by_text.get(text)
+        if target is None:
+            continue
+        checked += 1
+        assert not [t for t in titles[str(target)] if f" {t} " in f" {prompt} "], text[:80]
+    assert checked >= 30
+    # It can fail: the list the lexical check uses after writing holds the titles, and the
+    # prompt used to list it.
+    target = next(t for t, found in titles.items() if found)
+    checked_terms = " | ".join(gold.redaction_terms(gold.load_inputs(built.con, target)))
+    assert any(t in checked_terms for t in titles[target])

@@ -232,6 +232,7 @@ def test_the_log_keeps_delivered_briefs_and_grades_once_per_request() -> None:
             "work": TARGET.work,
             "text": answer.value["brief"],
             "plants": ["leak_name"],
+            "prompt": brief_prompt(TARGET),
         }
     ]
     sheet = truth.answer(grade_prompt(TARGET), SHEET)

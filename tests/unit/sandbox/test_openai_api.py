@@ -600,8 +600,15 @@ def test_truthful_chat_over_http_with_limits_usage_and_truncation() -> None:
         assert usage["prompt_tokens_details"]["cached_tokens"] == 0
         assert usage["completion_tokens_details"]["reasoning_tokens"] == 0
         brief = BriefDraft.model_validate_json(answer["choices"][0]["message"]["content"]).brief
+        prompt = brief_body()["messages"][0]["content"]
         assert client.get("/_sandbox/llm/briefs").json() == [
-            {"target": TARGET.key, "work": TARGET.work, "text": brief, "plants": []}
+            {
+                "target": TARGET.key,
+                "work": TARGET.work,
+                "text": brief,
+                "plants": [],
+                "prompt": prompt,
+            }
         ]
 
         assert client.post("/v1/chat/completions", json=text_body(1200)).status_code == 200

@@ -78,6 +78,12 @@ def test_the_ceiling_is_the_best_kappa_of_one_answer_per_signature() -> None:
     assert V.ceiling([("x", t) for _, t in observed]).kappa == pytest.approx(0.0)
 
 
-def test_distinct_share_counts_problems_no_other_brief_repeats() -> None:
-    assert V.distinct_share(["A b.", "a  B.", "c", "d"]) == 0.5
+def test_distinct_share_counts_problems_no_other_brief_restates() -> None:
+    lead = "Ranking of karori rara remains unreliable when eltrista and denkar interact."
+    again = "Ranking of karori rara stays fragile when eltrista and denkar act together."
+    own = f"{lead} Systems break down when missing modalities meets scarce annotations badly."
+    other = "Tracking of quorn vessa breaks under plinth drift and sorel noise in streams."
+    # lead and again share 5 of their 8 words each (0.625): neither is its own (and own holds all
+    # of lead's words). own holds lead's 8 words among its 17, so it is its own (8 / 17 < 0.6), and so is other.
+    assert V.distinct_share([lead, again, own, other]) == 0.5
     assert V.distinct_share([]) == 1.0
