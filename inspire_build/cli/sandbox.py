@@ -52,6 +52,13 @@ def _rate(help_text: str) -> Any:
     return typer.Option(help=help_text, min=0, max=1)
 
 
+def _day(value: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError as error:
+        raise InputError(f"--llm-knowledge-cutoff: not a date (YYYY-MM-DD): {error}") from None
+
+
 @sandbox_app.command("serve")
 def sandbox_serve(
     world_dir: Annotated[Path, typer.Option("--world", help="A folder from `sandbox world`.")],
@@ -110,6 +117,7 @@ def sandbox_serve(
     (never the world's truth); the --llm-* rates (0-1, defaults in sandbox/llm_truth.py) plant
     failures in those answers.
     """
+    options = dict(locals())  # the --llm-RATE options, by name
     from inspire_build import local_server
     from inspire_build.sandbox import server, world
     from inspire_build.sandbox.llm_truth import TruthRates
@@ -117,29 +125,11 @@ def sandbox_serve(
 
     if not (world_dir / world.RECORDS_FILE).exists():
         raise InputError(f"{world_dir} holds no world; create one with `inspire sandbox world`")
-    given = {
-        "leak_name": llm_leak_name,
-        "leak_acronym": llm_leak_acronym,
-        "leak_title": llm_leak_title,
-        "leak_mechanism": llm_leak_mechanism,
-        "leak_numbers": llm_leak_numbers,
-        "bad_length": llm_bad_length,
-        "refusal": llm_refusal,
-        "invalid_json": llm_invalid_json,
-        "drop_grade": llm_drop_grade,
-        "grade_shift": llm_grade_shift,
-        "grade_overinclude": llm_grade_overinclude,
-        "grade_slip": llm_grade_slip,
-        "grade_demote": llm_grade_demote,
-    }
+    given = {name: options[f"llm_{name}"] for name in TruthRates.names()}  # --llm-RATE
     rates = TruthRates.from_mapping({k: v for k, v in given.items() if v is not None})
     llm = OpenAIConfig(seed=seed, latency_s=llm_latency, rpm=llm_rpm, tpm=llm_tpm, truth=rates)
     if llm_knowledge_cutoff is not None:
-        try:
-            knows = dt.date.fromisoformat(llm_knowledge_cutoff)
-        except ValueError as error:
-            raise InputError(f"--llm-knowledge-cutoff: not a date (YYYY-MM-DD): {error}") from None
-        llm = dataclasses.replace(llm, knowledge_cutoff=knows)
+        llm = dataclasses.replace(llm, knowledge_cutoff=_day(llm_knowledge_cutoff))
     config = server.SandboxConfig(seed=seed, time_scale=time_scale, fault_rate=faults, openai=llm)
     sock = local_server.bind(port)  # a busy port is one error, before any export line
     bound = sock.getsockname()[1]  # --port 0 picks a free one: print the port it picked
