@@ -166,3 +166,15 @@ def search_finding(
         level=LeakLevel.FULL if leaked else LeakLevel.NONE,
         detail=detail,
     )
+
+
+def search_not_run(brief_id: str, window: tuple[dt.date, dt.date], why: str) -> AuditFinding:
+    """A search that could not be made: not a pass, since nothing shows the brief does not
+    identify its target (the audit cannot say the boundary holds)."""
+    return AuditFinding(
+        brief_id=brief_id,
+        check=AuditCheck.SEARCH,
+        passed=False,
+        level=LeakLevel.NONE,
+        detail=f"not run: the search for works first public from {window[0]} failed: {why}",
+    )

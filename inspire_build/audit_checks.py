@@ -15,7 +15,7 @@ import duckdb
 from inspire_build import audit, boundary, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
-from inspire_build.http import HttpClient
+from inspire_build.http import HttpClient, SourceError
 from inspire_build.llm import LLM
 from inspire_build.models import AuditFinding, IdentityGuess, MechanismGuess, MechanismOverlap
 from inspire_build.sources import openalex
@@ -61,9 +61,12 @@ def search(
     knows. Only that bound is safe: a work's first public date is the earliest of its dates,
     OpenAlex's among them, so a work OpenAlex dates before the window cannot be the target,
     while one it dates after the window (a journal version) may have been a preprint in it."""
-    found, matched = openalex.search_similar(
-        searching.client, brief, since=searching.window[0], per_page=k + 1
-    )
+    try:
+        found, matched = openalex.search_similar(
+            searching.client, brief, since=searching.window[0], per_page=k + 1
+        )
+    except SourceError as error:  # unreachable, or not in the store when replaying
+        return audit.search_not_run(brief_id, searching.window, str(error))
     target = lineage_table.id_spellings(con, target_id)
     rank = audit.search_rank([{str(i) for i in paper.ids.typed()} for paper in found], target)
     top = audit.search_top(k, share, matched)

@@ -305,7 +305,11 @@ def test_a_curator_session_then_apply_reviews_and_audit(
         f"FAILED {marked}: curator: marked leaking by ada: the mechanism is spelled out" in report
     )
     assert f"FAILED {kept[targets[served.instances[3]]]}: lexical: contains: " in report
-    assert "audit FAILED for 2 instance(s)" in report
+    # The curator's rewritten brief was never searched while the sandbox served, and nothing
+    # answers a search now (the sources are unset): its search check is reported as not run,
+    # which is no pass.
+    assert "search: not run: the search for works first public from" in report
+    assert "audit FAILED for 3 instance(s)" in report
 
 
 def _check_reviewed_version(

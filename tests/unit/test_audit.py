@@ -3,6 +3,7 @@ abstract, both recorded in the finding."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,7 +13,7 @@ import pydantic
 from inspire_build import audit, audit_checks, warehouse
 from inspire_build.config import Settings
 from inspire_build.gold import make_llm
-from inspire_build.models import LeakLevel, MechanismGuess, MechanismOverlap
+from inspire_build.models import AuditCheck, LeakLevel, MechanismGuess, MechanismOverlap
 from inspire_build.templates import load_prompts
 
 ABSTRACT = (
@@ -127,3 +128,13 @@ def test_result_numbers_come_from_the_solution_sentences_only() -> None:
     found = audit.lexical("b", "Recall of 92.3 is the goal.", [], audit.result_numbers(abstract))
     assert not found.passed and found.detail == "contains: 92.3"
     assert audit.lexical("b", "Recall of 192.35 is the goal.", [], ["92.3"]).passed
+
+
+def test_a_search_that_could_not_be_made_is_no_pass() -> None:
+    window = (dt.date(2025, 4, 1), dt.date(2025, 5, 1))
+    finding = audit.search_not_run("b1", window, "gave up after 7 attempts")
+    assert finding.check is AuditCheck.SEARCH and not finding.passed
+    assert finding.detail == (
+        "not run: the search for works first public from 2025-04-01 failed: "
+        "gave up after 7 attempts"
+    )
