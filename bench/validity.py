@@ -256,7 +256,8 @@ def _sandbox_config(args: argparse.Namespace) -> sandbox.SandboxConfig:
     elif args.rates != "default":
         pairs = dict(part.split("=", 1) for part in args.rates.split(","))
         rates = TruthRates.from_mapping({k.strip(): float(v) for k, v in pairs.items()})
-    return sandbox.SandboxConfig(time_scale=1000, openai=OpenAIConfig(seed=args.seed, truth=rates))
+    model = OpenAIConfig(seed=args.seed, truth=rates, brief_scope=args.brief_scope)
+    return sandbox.SandboxConfig(time_scale=1000, openai=model)
 
 
 def _settings(base: str, path: Path, args: argparse.Namespace) -> Settings:
@@ -415,6 +416,12 @@ def main() -> None:
         help="the sandbox model's failure rates: default, raised, or name=rate,...",
     )
     parser.add_argument("--grade-evidence", choices=("full", "none"), default="full")
+    parser.add_argument(
+        "--brief-scope",
+        choices=("own", "field"),
+        default="own",
+        help="the sandbox model's briefs: the target's own problem, or only its field's",
+    )
     parser.add_argument("--grade-readings", type=int, default=2)
     parser.add_argument("--llm-base-url", help="an OpenAI-compatible endpoint (default: sandbox)")
     parser.add_argument("--llm-model", help=f"its model (default: {SANDBOX_MODEL})")
@@ -425,11 +432,12 @@ def main() -> None:
         results = measure(Path(folder), args)
     report(results, time.perf_counter() - started)
     line = {key: _rounded(results[key]) for key in KEYS}
-    print(
-        json.dumps(
-            {**line, "owners": OWNERS, "seed": args.seed, "grade_evidence": args.grade_evidence}
-        )
-    )
+    run = {
+        "seed": args.seed,
+        "grade_evidence": args.grade_evidence,
+        "brief_scope": args.brief_scope,
+    }
+    print(json.dumps({**line, "owners": OWNERS, **run}))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import html
 import random
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from inspire_build.text import content_words, sentences, split_abstract
 
@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # the rates live with the model that plants them
 
 MIN_WORDS, MAX_WORDS = 120, 250
 TITLE_NGRAM = 4
+# What a brief states: the target's own problem (its setting, the default), or only its field's
+# lead problem, the level that a sparse world's searches cannot single out.
+Scope = Literal["own", "field"]
 PLANTS = ("leak_name", "leak_acronym", "leak_title", "leak_mechanism", "leak_numbers")
 SYNONYMS = {
     "existing": "current",
@@ -220,14 +223,15 @@ def _retrieval_flagged(request: Request) -> bool:
 
 
 def sections(
-    rng: random.Random, request: Request, ban: Banned, length: int
+    rng: random.Random, request: Request, ban: Banned, length: int, scope: Scope = "own"
 ) -> dict[str, list[str]]:
-    """Problem, Context, Constraints and Goal of about ``length`` words, every sentence clean."""
+    """Problem, Context, Constraints and Goal of about ``length`` words, every sentence clean;
+    with ``scope`` "field", from the lead problem sentence alone (the field's problem)."""
     problem, _ = split_abstract(request.abstract)
     problem = problem or sentences(request.abstract)[:1]
     lead, specific = problem[:1], problem[1:]
     named = feedback_terms(request.feedback)
-    if _retrieval_flagged(request):
+    if scope == "field" or _retrieval_flagged(request):
         specific = []
     else:  # a specific sentence holding a named term goes; the lead says it more generally
         specific = [s for s in specific if without(s, named) == s]
@@ -279,7 +283,9 @@ def leak(rng: random.Random, kind: str, request: Request, found: Solution) -> st
     return f"Improvements of {' and '.join(found.numbers)} over present practice are expected."
 
 
-def write(rng: random.Random, rates: TruthRates, request: Request) -> tuple[str, list[str]]:
+def write(
+    rng: random.Random, rates: TruthRates, request: Request, scope: Scope = "own"
+) -> tuple[str, list[str]]:
     """(brief, planted kinds); the abstract itself when the prompt forbids nothing at all."""
     if not (request.forbids or request.terms or feedback_terms(request.feedback)):
         return request.abstract, []
@@ -287,7 +293,7 @@ def write(rng: random.Random, rates: TruthRates, request: Request) -> tuple[str,
     planted = slips(rng, rates, request, found)
     bad = rng.random() < rates.bad_length
     length = rng.randint(150, 210) if not bad else rng.choice((60, 300))
-    parts = sections(rng, request, banned(request, found), length)
+    parts = sections(rng, request, banned(request, found), length, scope)
     for kind in planted:
         parts[rng.choice(("Context", "Constraints"))].append(leak(rng, kind, request, found))
     text = render(parts)

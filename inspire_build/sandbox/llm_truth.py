@@ -152,6 +152,7 @@ class _Ask:
     rng: random.Random
     prompt: str
     schema: Mapping[str, Any]
+    scope: emulated_brief.Scope = "own"
 
 
 def _fits(value: Mapping[str, Any], schema: Mapping[str, Any]) -> bool:
@@ -167,11 +168,13 @@ def answer(
     schema: Mapping[str, Any] | None,
     *,
     dice_text: str | None = None,
+    scope: emulated_brief.Scope = "own",
 ) -> Answer | None:
     """The emulated answer to one request, or None when the prompt is not the pipeline's.
 
     ``prompt`` is the rendered template (the first user message); ``dice_text`` is the whole
-    conversation, whose hash seeds every choice (default: the prompt).
+    conversation, whose hash seeds every choice (default: the prompt). ``scope``: what a
+    brief states (:data:`~inspire_build.sandbox.emulated_brief.Scope`).
     """
     kind = prompt_kind(prompt)
     if kind is None or schema is None:
@@ -179,7 +182,7 @@ def answer(
     rng = dice(seed, dice_text if dice_text is not None else prompt)
     fault = "refusal" if rng.random() < rates.refusal else None
     fault = fault or ("invalid_json" if rng.random() < rates.invalid_json else None)
-    found = _ANSWERERS[kind](_Ask(memory, rates, seed, rng, prompt, schema))
+    found = _ANSWERERS[kind](_Ask(memory, rates, seed, rng, prompt, schema, scope))
     if found is None or not _fits(found.value, schema):
         return None
     return dataclasses.replace(found, fault=fault)
@@ -189,7 +192,7 @@ def _brief_answer(ask: _Ask) -> Answer | None:
     request = emulated_brief.parse(ask.prompt)
     if request is None:
         return None
-    text, plants = emulated_brief.write(ask.rng, ask.rates, request)
+    text, plants = emulated_brief.write(ask.rng, ask.rates, request, ask.scope)
     return Answer("brief", {"brief": text}, plants=tuple(plants))
 
 
@@ -298,9 +301,10 @@ class Truth:
         rates: TruthRates,
         seed: int = 0,
         knowledge_cutoff: dt.date = KNOWLEDGE_CUTOFF,
+        scope: emulated_brief.Scope = "own",
     ) -> None:
         self.world, self.rates, self.seed = world, rates, seed
-        self.knowledge_cutoff = knowledge_cutoff
+        self.knowledge_cutoff, self.scope = knowledge_cutoff, scope
         self._lock = threading.Lock()
         self._memory: emulated_audit.Memory | None = None  # built on the first chat
         self._abstracts: dict[str, Record] = {}
@@ -315,7 +319,9 @@ class Truth:
                 self._memory = emulated_audit.Memory(self.world.records, self.knowledge_cutoff)
                 self._abstracts = {normalise_title(r.abstract): r for r in self.world.records}
             memory = self._memory
-        found = answer(memory, self.rates, self.seed, prompt, schema, dice_text=dice_text)
+        found = answer(
+            memory, self.rates, self.seed, prompt, schema, dice_text=dice_text, scope=self.scope
+        )
         if found is None or found.kind not in ("brief", "grade"):
             return found
         abstract = _block(prompt, r"\nAbstract: (.*?)\n</(?:data|target)>") or ""

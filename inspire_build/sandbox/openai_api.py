@@ -39,6 +39,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
+from inspire_build.sandbox.emulated_brief import Scope
 from inspire_build.sandbox.llm_truth import KNOWLEDGE_CUTOFF, Answer, Truth, TruthRates
 from inspire_build.sandbox.world import MARKER
 
@@ -82,6 +83,7 @@ class OpenAIConfig:
     truth: TruthRates = dataclasses.field(default_factory=TruthRates)  # for a world's prompts
     # The emulated model knows the world's papers first public before this day (its training).
     knowledge_cutoff: dt.date = KNOWLEDGE_CUTOFF
+    brief_scope: Scope = "own"  # what its briefs state: the target's own problem, or the field's
     rpm: int | None = None  # requests per rolling minute; None: unlimited, and no headers
     tpm: int | None = None  # prompt plus max_tokens tokens per rolling minute
     rate_window_s: float = RATE_WINDOW_S  # the "minute" of rpm and tpm (shorter in tests)

@@ -360,7 +360,8 @@ def create_app(world: World, config: SandboxConfig | None = None) -> FastAPI:
     sandbox = Sandbox(world, config)
     app = FastAPI(title=f"{MARKER}: a local emulator of scholarly APIs (a test double)")
     app.state.sandbox = sandbox
-    truth = Truth(world, config.openai.truth, config.openai.seed, config.openai.knowledge_cutoff)
+    llm = config.openai
+    truth = Truth(world, llm.truth, llm.seed, llm.knowledge_cutoff, llm.brief_scope)
     app.include_router(router(_with_triggers(config.openai, world), truth), prefix="/v1")
 
     app.add_middleware(_LimitsAndFaults, sandbox=sandbox)

@@ -146,7 +146,11 @@ def test_steps_beside_lineage_give_the_bytes_of_steps_after_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     generated = world.generate(world.WorldConfig(seed=1, papers=1200))
-    config = server.SandboxConfig(time_scale=1000, openai=OpenAIConfig(seed=1, latency_s=0.02))
+    # Briefs of the field's problem: in a world this sparse the search check rejects most
+    # first drafts of a target's own problem, and a rejected brief waits for the corpus before
+    # its redraft, so no target would be graded beside lineage (the overlap this test shows).
+    field = OpenAIConfig(seed=1, latency_s=0.02, brief_scope="field")
+    config = server.SandboxConfig(time_scale=1000, openai=field)
     with server.running(generated, config) as base:
         after, _ = _build_and_export(
             base, tmp_path / "after", 16, build=_steps_after_lineage, chunk_size=4

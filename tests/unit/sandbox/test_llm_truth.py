@@ -185,6 +185,14 @@ def test_the_answers_come_from_the_prompt_not_the_world() -> None:
     assert "streaming inputs" in text and "Velkora" not in text  # its own setting, not its name
 
 
+def test_a_field_scope_states_the_lead_problem_only() -> None:
+    prompt = brief_prompt(TARGET)
+    found = T.answer(MEMORY, NONE, 0, prompt, BRIEF_SCHEMA, scope="field")
+    assert found is not None
+    text = found.value["brief"]
+    assert "lumen corpora" in text and "streaming inputs" not in text
+
+
 def test_a_sabotaged_brief_prompt_gets_the_abstract_back() -> None:
     prompt = brief_prompt(TARGET)
     sabotaged = re.sub(r"The brief must NOT.*?\.\n(?=\n|The data)", "", prompt, flags=re.DOTALL)

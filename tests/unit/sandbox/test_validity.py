@@ -84,6 +84,7 @@ def test_distinct_share_counts_problems_no_other_brief_restates() -> None:
     own = f"{lead} Systems break down when missing modalities meets scarce annotations badly."
     other = "Tracking of quorn vessa breaks under plinth drift and sorel noise in streams."
     # lead and again share 5 of their 8 words each (0.625): neither is its own (and own holds all
-    # of lead's words). own holds lead's 8 words among its 17, so it is its own (8 / 17 < 0.6), and so is other.
+    # of lead's words). own holds lead's 8 words among its 17, so it is its own (8 / 17 < 0.6),
+    # and so is other.
     assert V.distinct_share([lead, again, own, other]) == 0.5
     assert V.distinct_share([]) == 1.0
