@@ -157,7 +157,3 @@ def checks(
         asked[1],
         *searched,
     ]
-
-
-# The review app's re-audit (review/curation.py) still calls the checks by their old name.
-four = checks

@@ -1,6 +1,6 @@
 """Curator review against the warehouse: what the version page and an instance page show of a
 split version, and each decision recorded as a ``reviews`` row (an edited brief re-audited at
-once by the build's own four checks)."""
+once by the build's own five checks)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from inspire_build.llm import LLM
 from inspire_build.models import AuditCheck, Role
 from inspire_build.review import decisions, highlight
 from inspire_build.review.decisions import Action, Review, Standing, State
+from inspire_build.sources import make_client
 from inspire_build.tables import reviews as table
 
 CHECKS = tuple(c.value for c in AuditCheck)
@@ -353,12 +354,15 @@ class Curation:
         return {"text": now}, {"text": text, "findings": findings, "words": len(text.split())}
 
     def reaudit(self, target_id: str, text: str) -> list[dict[str, Any]]:
-        """The four checks a build runs on a brief, on ``text`` (cached calls cost nothing)."""
+        """The five checks a build runs on a brief, on ``text`` (cached calls and stored
+        searches cost nothing; a search that cannot be made is reported as not run)."""
         inputs = gold.load_inputs(self.con, target_id)
         warehouse.build_search_index(self.con)
         if self._llm is None:
             self._llm = gold.make_llm(self.settings, self.con)
-        found = audit_checks.four(
+        client = make_client(self.settings, self.con)
+        jitter = self.settings.cutoff_jitter_days
+        found = audit_checks.checks(
             self._llm,
             self.con,
             self.settings,
@@ -366,6 +370,7 @@ class Curation:
             text,
             (target_id, inputs.title, inputs.abstract),
             gold.redaction_terms(inputs),
+            searching=audit_checks.search_for(client, self.con, target_id, jitter),
         )
         return [f.model_dump(mode="json", exclude={"brief_id"}) for f in found]
 

@@ -75,7 +75,7 @@ def _four(con: duckdb.DuckDBPyConnection, concurrency: int) -> tuple[list[Any], 
     target = ("P0", "Sharded indexes", "An index in shards for long documents.")
     brief = "Long documents need an index that does not fit in memory; how to search them fast?"
     with llm.journal(reader):
-        found = audit_checks.four(llm, reader, settings, "b1", brief, target, ["sharded"])
+        found = audit_checks.checks(llm, reader, settings, "b1", brief, target, ["sharded"])
     reader.close()
     return found, client
 

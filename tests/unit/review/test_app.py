@@ -17,7 +17,7 @@ from tests.unit.review.conftest import IA, IB, SCRIPT_ABSTRACT, SCRIPT_BRIEF
 
 @pytest.fixture
 def client(con: duckdb.DuckDBPyConnection, planted: str) -> TestClient:
-    review = Curation(con, Settings(llm_backend="rules"), planted, "ada")
+    review = Curation(con, Settings(llm_backend="rules", source_mode="replay"), planted, "ada")
     return TestClient(create_app(review, allowed_hosts=("testserver",)))
 
 

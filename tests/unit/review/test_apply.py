@@ -17,7 +17,8 @@ from inspire_build.review import apply
 from inspire_build.review.curation import Curation
 from tests.unit.review.conftest import IA, IB, VERSION
 
-SETTINGS = Settings(llm_backend="rules", instance_key="00" * 32)
+# Replay: these tests reach no source, so a search the store cannot answer is "not run".
+SETTINGS = Settings(llm_backend="rules", instance_key="00" * 32, source_mode="replay")
 
 
 def _table(con: duckdb.DuckDBPyConnection, query: str, version: str) -> list[tuple[object, ...]]:
@@ -125,7 +126,7 @@ def test_the_audit_fails_what_a_curator_marked_leaking_while_that_brief_stands(
     assert apply.leak_failures(con, made) == []
 
 
-KEYED = Settings(llm_backend="rules", instance_key="5a" * 32)  # a key, not HMAC's empty one
+KEYED = Settings(llm_backend="rules", instance_key="5a" * 32, source_mode="replay")  # a real key
 
 
 def test_a_competitor_with_a_reviewed_versions_export_recovers_nothing(

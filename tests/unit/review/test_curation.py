@@ -17,7 +17,8 @@ from tests.unit.review.conftest import BRIEF_A, IA, IB
 
 @pytest.fixture
 def curation(con: duckdb.DuckDBPyConnection, planted: str) -> Curation:
-    return Curation(con, Settings(llm_backend="rules"), planted, "ada")
+    # Replay: the unit tests reach no source, so a new brief's search is reported as not run.
+    return Curation(con, Settings(llm_backend="rules", source_mode="replay"), planted, "ada")
 
 
 def _reviews(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
@@ -130,8 +131,9 @@ def test_an_edited_brief_is_re_audited_at_once(
     assert after["text"] == leaky and after["words"] == len(leaky.split())
     assert json.loads(str(row[6])) == {"text": BRIEF_A}
     checks = {f["check"]: f for f in after["findings"]}
-    assert set(checks) == {"lexical", "identity", "retrieval", "mechanism"}
+    assert set(checks) == {"lexical", "identity", "retrieval", "mechanism", "search"}
     assert not checks["lexical"]["passed"] and "92.3%" in checks["lexical"]["detail"]
+    assert not checks["search"]["passed"] and checks["search"]["detail"].startswith("not run")
     edited = curation.page(IA)["edited"]
     assert edited["findings"] == after["findings"] and not edited["fits"]  # 14 words
     assert {s.text for s in edited["segments"] if s.kind} >= {"GWN", "92.3%"}
