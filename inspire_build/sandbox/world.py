@@ -197,7 +197,7 @@ _SETTINGS = (
     "adversarial inputs",
     "class imbalance",
 )
-_MECHANISMS = (
+MECHANISMS = (  # technique words: how a method works (any model knows them as such)
     "attention",
     "distillation",
     "pruning",
@@ -401,7 +401,7 @@ def _work_truth(
             stated.add(statement)
             break
     coined, noun = _word(rng).capitalize(), rng.choice(_METHOD_NOUNS)
-    mechanism = rng.sample(_MECHANISMS, 3)
+    mechanism = rng.sample(MECHANISMS, 3)
     adjective = rng.choice(_ADJECTIVES).capitalize()
     task, a = problem[:2]
     return {
