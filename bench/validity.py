@@ -42,6 +42,7 @@ import duckdb
 import requests
 
 from inspire_build import gold, pipeline, splits, warehouse
+from inspire_build.briefs import MAX_WORDS, MIN_WORDS
 from inspire_build.config import Settings
 from inspire_build.env import agents, backends, corpus, run, store
 from inspire_build.env.core import SearchEnv, Task
@@ -93,16 +94,22 @@ def world_ids(generated: world.World) -> dict[str, world.Record]:
 def brief_outcomes(
     con: duckdb.DuckDBPyConnection, written: list[dict[str, Any]]
 ) -> list[validity.BriefOutcome]:
-    """Each brief the endpoint wrote and the pipeline kept a row of, with its verdict."""
+    """Each brief the endpoint wrote and the pipeline kept a row of, with its verdict and the
+    checks that failed it (the findings' own column, and the length rule)."""
     plants = {str(b["text"]): frozenset(b["plants"]) for b in written}
-    rows = con.execute("SELECT text, status, reason FROM briefs WHERE text <> ''").fetchall()
+    rows = con.execute(
+        'SELECT b.text, b.status, list(f."check") FILTER (WHERE NOT f.passed) '
+        "FROM briefs b LEFT JOIN audit_findings f USING (brief_id) WHERE b.text <> '' "
+        "GROUP BY b.brief_id, b.text, b.status"
+    ).fetchall()
     return [
         validity.BriefOutcome(
             plants[text],
             status == "rejected",
-            frozenset(part.split(":")[0].strip() for part in str(reason).split("; ")),
+            frozenset(failed or [])
+            | ({"length"} if not MIN_WORDS <= len(text.split()) <= MAX_WORDS else set()),
         )
-        for text, status, reason in rows
+        for text, status, failed in rows
         if text in plants
     ]
 
@@ -303,7 +310,8 @@ def measure(root: Path, args: argparse.Namespace) -> dict[str, Any]:
             [grade_calls] = con.execute(
                 "SELECT count(*) FROM llm_calls WHERE prompt_name = 'grade'"
             ).fetchone() or [0]
-    bm25, oracle = retrieval(path, generated, ids, version)
+    # A build that kept no instance has no brief to search with: no figure, not a zero.
+    bm25, oracle = retrieval(path, generated, ids, version) if found.pairs else (None, None)
     return figures(row, briefs, found, tally, problems, int(grade_calls), (bm25, oracle), args)
 
 
@@ -314,7 +322,7 @@ def figures(
     tally: Mapping[str, Mapping[str, Any]],
     problems: list[str],
     grade_calls: int,
-    ndcg: tuple[float, float],
+    ndcg: tuple[float | None, float | None],
     args: argparse.Namespace,
 ) -> dict[str, Any]:
     counts = row["counts"]
@@ -324,33 +332,34 @@ def figures(
     wrong = validity.false_rejection(briefs)
     top = validity.ceiling(found.evidence)
     share = {f: t["caught"] / t["n"] if t["n"] else None for f, t in tally.items()}
+    graded = bool(found.pairs)  # no instance, no grade: no figure, rather than a perfect one
     return {
-        "identity_leak_catch": identity.share if briefs else None,
+        "identity_leak_catch": identity.share if identity.planted else None,
         "identity_leaks_planted": identity.planted,
-        "mechanism_leak_catch": mechanism.share if briefs else None,
+        "mechanism_leak_catch": mechanism.share if mechanism.planted else None,
         "mechanism_leaks_planted": mechanism.planted,
-        "false_rejection": wrong.share if briefs else None,
+        "false_rejection": wrong.share if wrong.planted else None,
         "clean_briefs": wrong.planted,
         "clean_rejected_by": validity.rejected_by(briefs),
         "instances_per_target": int(counts["instances"]) / args.targets,
         "instances": int(counts["instances"]),
         "selected_targets": args.targets,
-        "grade_kappa": validity.quadratic_kappa(found.pairs),
-        "grade_exact": validity.exact(found.pairs),
+        "grade_kappa": validity.quadratic_kappa(found.pairs) if graded else None,
+        "grade_exact": validity.exact(found.pairs) if graded else None,
         "graded_references": len(found.pairs),
         "grade_calls": grade_calls,
-        "antecedent_precision": scored.precision,
-        "antecedent_recall": scored.recall,
+        "antecedent_precision": scored.precision if scored.gold else None,
+        "antecedent_recall": scored.recall if graded else None,
         "bm25_brief_ndcg10": ndcg[0],
         "oracle_problem_ndcg10": ndcg[1],
-        "grade_ceiling_kappa": top.kappa,
-        "grade_ceiling_recall": top.recall,
-        "no_evidence_share": found.bare / len(found.pairs) if found.pairs else 0.0,
+        "grade_ceiling_kappa": top.kappa if graded else None,
+        "grade_ceiling_recall": top.recall if graded else None,
+        "no_evidence_share": found.bare / len(found.pairs) if graded else None,
         "injected_catch": {f: s for f, s in share.items() if f != "clean"},
         "injected_clean_rejected": share["clean"],
         "injected_by_check": {f: dict(t["by"]) for f, t in tally.items()},
         "injected_n": {f: t["n"] for f, t in tally.items()},
-        "distinct_problem_share": validity.distinct_share(problems),
+        "distinct_problem_share": validity.distinct_share(problems) if problems else None,
     }
 
 
@@ -370,7 +379,7 @@ def report(figures: Mapping[str, Any], seconds: float) -> None:
     print(
         f"  instances per target      {f['instances_per_target']:.3f} "
         f"({f['instances']} of {f['selected_targets']}); distinct problems "
-        f"{f['distinct_problem_share']:.3f}"
+        f"{_share(f['distinct_problem_share'])}"
     )
     print("  injected leaks caught (share, n, by check):")
     for form, share in f["injected_catch"].items():
@@ -380,20 +389,20 @@ def report(figures: Mapping[str, Any], seconds: float) -> None:
         )
     print(f"    {'(no leak)':<18} {_share(f['injected_clean_rejected'])} rejected")
     print(
-        f"  grades vs truth           kappa {f['grade_kappa']:.3f} (ceiling "
-        f"{f['grade_ceiling_kappa']:.3f}: ratio "
-        f"{f['grade_kappa'] / max(f['grade_ceiling_kappa'], 1e-9):.2f}), exact "
-        f"{f['grade_exact']:.3f} over {f['graded_references']} references, "
-        f"{f['grade_calls']} grade calls; no evidence {f['no_evidence_share']:.3f}"
+        f"  grades vs truth           kappa {_share(f['grade_kappa'])} (ceiling "
+        f"{_share(f['grade_ceiling_kappa'])}), exact {_share(f['grade_exact'])} over "
+        f"{f['graded_references']} references, {f['grade_calls']} grade calls; no evidence "
+        f"{_share(f['no_evidence_share'])}"
     )
     print(
-        f"  gold vs antecedents       precision {f['antecedent_precision']:.3f}, recall "
-        f"{f['antecedent_recall']:.3f} (ceiling {f['grade_ceiling_recall']:.3f})"
+        f"  gold vs antecedents       precision {_share(f['antecedent_precision'])}, recall "
+        f"{_share(f['antecedent_recall'])} (ceiling {_share(f['grade_ceiling_recall'])})"
     )
+    brief, oracle = f["bm25_brief_ndcg10"], f["oracle_problem_ndcg10"]
+    ratio = f": ratio {brief / max(oracle, 1e-9):.2f}" if brief is not None else ""
     print(
-        f"  nDCG@10 bm25 of brief     {f['bm25_brief_ndcg10']:.3f} vs oracle (true problem) "
-        f"{f['oracle_problem_ndcg10']:.3f}: ratio "
-        f"{f['bm25_brief_ndcg10'] / max(f['oracle_problem_ndcg10'], 1e-9):.2f}"
+        f"  nDCG@10 bm25 of brief     {_share(brief)} vs oracle (true problem) "
+        f"{_share(oracle)}{ratio}"
     )
 
 

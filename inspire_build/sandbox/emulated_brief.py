@@ -11,8 +11,9 @@ instructions forbid, the redaction terms if the prompt lists any, and a redraft'
   define, numbers, title 4-grams and listed terms. A specific sentence holding a term a
   redraft's feedback names is dropped, and the lead says the term generally ("related");
   feedback of a retrieval or search leak that names no term drops every specific sentence.
-  A prompt that forbids nothing gets the abstract back, as a model told to copy it would: so a
-  sabotaged brief prompt shows in the figures.
+  A prompt that forbids nothing of the solution gets the abstract back, less only the terms it
+  lists or its feedback names, as a model told to copy it would: so a sabotaged brief prompt
+  shows in the figures.
 - Seeded slips (``leak_*``, ``bad_length`` in
   :class:`~inspire_build.sandbox.llm_truth.TruthRates`) insert what the abstract says of the
   solution: its name, acronym, mechanism words, numbers, or a title 4-gram.
@@ -286,9 +287,10 @@ def leak(rng: random.Random, kind: str, request: Request, found: Solution) -> st
 def write(
     rng: random.Random, rates: TruthRates, request: Request, scope: Scope = "own"
 ) -> tuple[str, list[str]]:
-    """(brief, planted kinds); the abstract itself when the prompt forbids nothing at all."""
-    if not (request.forbids or request.terms or feedback_terms(request.feedback)):
-        return request.abstract, []
+    """(brief, planted kinds). A prompt that forbids nothing of the solution gets the abstract,
+    less only the terms it lists or its feedback names (said generally)."""
+    if not request.forbids:  # told to avoid nothing of the solution: it copies the abstract
+        return without(request.abstract, [*request.terms, *feedback_terms(request.feedback)]), []
     found = solution(request.abstract)
     planted = slips(rng, rates, request, found)
     bad = rng.random() < rates.bad_length
