@@ -95,7 +95,7 @@ stop: ## Stop what make serve started (by the PIDs it recorded)
 			for i in $$(seq 1 15); do kill -0 $$pid 2>/dev/null || break; sleep 1; done; \
 			kill -9 $$pid 2>/dev/null || true; rm -f $(RUN)/$$name.pid; fi; done
 
-demo: ## Offline end to end: sandbox, both splits (openai backend against the sandbox's truthful LLM), audit, export, both baseline agents, eval
+demo: ## Offline end to end: sandbox, both splits (openai backend against the sandbox's emulated LLM), audit, export, both baseline agents, eval
 	mkdir -p $(RUN)
 	rm -f $(RUN)/demo.duckdb
 	$(PY) -m inspire_build sandbox world --seed 1 --papers 2000 --out $(RUN)/demo-world

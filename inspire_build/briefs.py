@@ -12,7 +12,7 @@ bans what gives the solution away, not the field:
 - every 4-gram of its title's words after case folding and stop-word removal
   (:func:`title_ngrams`), so an all-caps title bans neither "FOR" nor any single word. A 4-gram
   stays banned even when prior work uses it: four title words in a row point at the title (on
-  the sandbox's truthful endpoint, exempting shared 4-grams let planted title leaks through);
+  the sandbox's emulated endpoint, exempting shared 4-grams let planted title leaks through);
 - its antecedents' titles.
 
 The result numbers are checked beside the list (``audit.result_numbers``).

@@ -6,8 +6,9 @@ It is a test double for load and orchestration tests, and says so: every model i
 JSON Schema (as pydantic v2 emits it), drawn from ``(seed, schema, messages)``. Faults are chosen
 per request from ``(seed, request number)``, so a run can be replayed exactly.
 
-Given a world (a :class:`~inspire_build.sandbox.llm_truth.Truth`), the pipeline's own prompts
-get truthful answers instead, with failures planted at seeded rates (see ``llm_truth.py``). It
+Given the emulated model (a :class:`~inspire_build.sandbox.llm_truth.Truth`), the pipeline's
+own prompts get answers read from their own text instead, with failures planted at seeded rates
+(see ``llm_truth.py``). It
 also emulates per-minute request and token limits (429 with OpenAI's ``x-ratelimit-*`` and
 ``retry-after`` headers), ``usage`` details (cached and reasoning tokens) and ``max_tokens``
 truncation (``finish_reason: "length"``).
@@ -399,7 +400,8 @@ class _Said:
 def _say(
     config: OpenAIConfig, request: _ChatRequest, fault: str | None, truth: Truth | None
 ) -> _Said:
-    """The message: truthful for the pipeline's prompts, else schema-driven; then the fault."""
+    """The message: the emulated model's for the pipeline's prompts, else schema-driven; then
+    the fault."""
     rng = random.Random(
         _digest(config.seed, _canonical(request.schema), _canonical(request.messages))
     )
@@ -841,7 +843,8 @@ async def _chat_completion(state: _State, body: Any, arrived: float) -> Response
 def router(config: OpenAIConfig, truth: Truth | None = None) -> fastapi.APIRouter:
     """The OpenAI endpoints over fresh in-memory state; mount it at prefix ``/v1``.
 
-    With ``truth``, the pipeline's prompts get truthful answers, in chat and in batches alike.
+    With ``truth``, the pipeline's prompts get the emulated model's answers, read from their own
+    text, in chat and in batches alike.
     """
     state = _State(config, truth)
     api = fastapi.APIRouter(route_class=_Route)

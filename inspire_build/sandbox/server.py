@@ -12,9 +12,9 @@ modes, so the pipeline runs against it unchanged with only its base URLs pointed
   JSON, at ``fault_rate``.
 - Malformed parameters (``per-page=abc``, a foreign cursor, ``limit=abc``, ``start=-1``) answer
   400 in each API's own error shape, as the real services do: never a 500 a client would retry.
-- The OpenAI-compatible API answers the pipeline's prompts from the world's truth
-  (``llm_truth.py``); ``/_sandbox/llm/briefs`` and ``/_sandbox/llm/grades`` list the briefs
-  and grade sheets it delivered, with what it planted in each.
+- The OpenAI-compatible API answers the pipeline's prompts from their own text, never the
+  world's truth (``llm_truth.py``); ``/_sandbox/llm/briefs`` and ``/_sandbox/llm/grades`` list
+  the briefs and grade sheets it delivered, with what it planted in each.
 """
 
 from __future__ import annotations

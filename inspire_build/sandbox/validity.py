@@ -1,6 +1,6 @@
 """Pure: score a build's LLM steps against a sandbox world's truth.
 
-The truthful endpoint records what it planted in each brief it wrote; a brief the pipeline
+The emulated endpoint records what it planted in each brief it wrote; a brief the pipeline
 rejected *caught* its plants. Grades are compared with the true tiers of the same references,
 and the gold (tiers 1-3) with the true antecedents among the references that reached grading.
 """
