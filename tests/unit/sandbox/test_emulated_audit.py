@@ -10,37 +10,15 @@ import pytest
 
 from inspire_build.sandbox import emulated_audit as A
 from inspire_build.sandbox.world import Record, WorldConfig, generate
+from tests.unit.sandbox.conftest import sandbox_record
 
 CUTOFF = dt.date(2025, 1, 1)
 
 
 def record(key: str, title: str, abstract: str, published: str, **fields: Any) -> Record:
-    number = int(key[1:])
-    return Record(
-        key=key,
-        work=f"K{number:06d}",
-        kind="single",
-        openalex=f"W{4100000000 + number}",
-        s2=f"{number:040x}",
-        corpus_id=250000000 + number,
-        doi=f"10.5555/sandbox.{number}",
-        arxiv=None,
-        arxiv_versions=fields.pop("arxiv_versions", []),
-        title=title,
-        s2_title=title,
-        s2_arxiv=None,
-        abstract=abstract,
-        authors=["Ada Abe"],
-        venue=None,
-        topic="t00",
-        field="Computer Science",
-        categories=["cs.LG"],
-        publication_date=published,
-        s2_publication_date=published,
-        s2_year=int(published[:4]),
-        openalex_references_empty=False,
-        references=[],
-        **fields,
+    dates = {"s2_publication_date": published, "s2_year": int(published[:4])}
+    return sandbox_record(
+        key, title, abstract=abstract, publication_date=published, **dates, **fields
     )
 
 

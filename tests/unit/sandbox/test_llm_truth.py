@@ -24,6 +24,7 @@ from inspire_build.models import (
 from inspire_build.sandbox import llm_truth as T
 from inspire_build.sandbox.world import Citation, Record, World, WorldConfig
 from inspire_build.templates import load_prompts
+from tests.unit.sandbox.conftest import sandbox_record
 
 NONE = T.TruthRates(**dict.fromkeys(T.TruthRates.names(), 0.0))
 PROMPTS = load_prompts()
@@ -37,31 +38,8 @@ CONTEXTS = {
 
 def record(key: str, title: str, **truth: Any) -> Record:
     number = int(key[1:])
-    return Record(
-        key=key,
-        work=f"K{number:06d}",
-        kind="single",
-        openalex=f"W{4100000000 + number}",
-        s2=f"{number:040x}",
-        corpus_id=250000000 + number,
-        doi=f"10.5555/sandbox.{number}",
-        arxiv=f"2501.{number:05d}",
-        arxiv_versions=[(1, "2025-01-02")],
-        title=title,
-        s2_title=title,
-        s2_arxiv=None,
-        abstract=truth.pop("abstract", f"The {title.lower()} study."),
-        authors=["Ada Abe"],
-        venue=None,
-        topic="t00",
-        field="Computer Science",
-        categories=["cs.LG"],
-        publication_date="2025-01-02",
-        s2_publication_date="2025-01-02",
-        s2_year=2025,
-        openalex_references_empty=False,
-        references=truth.pop("references", []),
-        **truth,
+    return sandbox_record(
+        key, title, arxiv=f"2501.{number:05d}", arxiv_versions=[(1, "2025-01-02")], **truth
     )
 
 
