@@ -16,6 +16,7 @@ the brief alone, and the guess graded against the abstract the prompt shows.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -68,8 +69,14 @@ class Memory:
             key = hits.most_common(1)[0][0]
             return next(r for r in self.known if r.key == key)
         said = set(content_words(brief))
-        scored = [(len(said & words), record.key, record) for record, words in self.words]
-        return max(scored, key=lambda s: (s[0], s[1]))[2] if scored else None
+        scored = [(len(said & words), record) for record, words in self.words]
+        if not scored:
+            return None
+        # Papers that share as many words are equally likely: a guess among them, seeded by the
+        # brief (an order by key or date would favour the newest paper, often the target).
+        best = max(n for n, _ in scored)
+        tied = [record for n, record in scored if n == best]
+        return min(tied, key=lambda r: hashlib.sha256(f"{brief}\0{r.key}".encode()).hexdigest())
 
 
 def mechanism_guess(brief: str) -> str:
