@@ -131,17 +131,22 @@ def load_inputs(con: duckdb.DuckDBPyConnection, target_id: str) -> Inputs:
     return Inputs(target_id, title, abstract, list(antecedents.values()))
 
 
+def _antecedent_texts(inputs: Inputs) -> tuple[list[str], list[str]]:
+    return (
+        [str(a["title"]) for a in inputs.antecedents],
+        [str(a["abstract"]) for a in inputs.antecedents],
+    )
+
+
 def writer_terms(inputs: Inputs) -> list[str]:
     """The terms the brief prompt lists: the target's own, never its references' titles."""
-    titles = [str(a["title"]) for a in inputs.antecedents]
-    abstracts = [str(a["abstract"]) for a in inputs.antecedents]
+    titles, abstracts = _antecedent_texts(inputs)
     return own_terms(inputs.title, inputs.abstract, [*titles, *abstracts])
 
 
 def redaction_terms(inputs: Inputs) -> list[str]:
     """The target's redaction list, less what its antecedents' titles and abstracts share."""
-    titles = [str(a["title"]) for a in inputs.antecedents]
-    abstracts = [str(a["abstract"]) for a in inputs.antecedents]
+    titles, abstracts = _antecedent_texts(inputs)
     return redactions(inputs.title, inputs.abstract, titles, abstracts)
 
 
@@ -214,7 +219,8 @@ def brief_and_audit(
         findings += checks
         if not failed:
             return Drafts(rows, findings, accepted=True)
-        feedback = [_with_terms(con, line, text, inputs) for line in failed]
+        if attempt < settings.brief_attempts:  # the last attempt's feedback goes nowhere
+            feedback = _feedback(con, failed, text, inputs)
     return Drafts(rows, findings, accepted=False)
 
 
@@ -222,17 +228,21 @@ FOUND_BY = ("retrieval", "search")  # the checks a brief fails by being found
 REVEALING_TERMS = 4
 
 
-def _with_terms(con: duckdb.DuckDBPyConnection, line: str, brief: str, inputs: Inputs) -> str:
-    """A found-by-search feedback line, naming the terms that found the target: the brief's
-    words that the target's title or abstract shares, rarest in the corpus first (a redraft
-    that leaves them out can stay at the problem's level without naming the paper)."""
-    if not line.startswith(FOUND_BY):
-        return line
+def _feedback(
+    con: duckdb.DuckDBPyConnection, failed: list[str], brief: str, inputs: Inputs
+) -> list[str]:
+    """The failed checks, each found-by-search line naming the terms that found the target:
+    the brief's words that the target's title or abstract shares, rarest in the corpus first
+    (a redraft that leaves them out can stay at the problem's level without naming the
+    paper). The terms are counted once, however many checks found the target."""
+    if not any(line.startswith(FOUND_BY) for line in failed):
+        return failed
     shared = set(content_words(f"{inputs.title} {inputs.abstract}"))
     words = [w for w in dict.fromkeys(content_words(brief)) if w in shared]
     counts = warehouse.document_counts(con, words)
     rarest = sorted(words, key=lambda w: (counts.get(w, 0), w))[:REVEALING_TERMS]
-    return f"{line} (terms that found it: {', '.join(repr(w) for w in rarest)})" if rarest else line
+    named = f" (terms that found it: {', '.join(repr(w) for w in rarest)})" if rarest else ""
+    return [f"{line}{named}" if line.startswith(FOUND_BY) else line for line in failed]
 
 
 def write_brief(
