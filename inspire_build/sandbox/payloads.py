@@ -1,10 +1,11 @@
 """Pure renderers: a world record -> the payload each real API would give for it.
 
-Field names and JSON types follow the real responses in ``../shared/fixtures/real`` (a
-conformance test compares them). The sandbox marks itself in values, not in extra keys, so the
-shapes stay real: OpenAlex works are ``indexed_in: ["inspire-sandbox"]``, S2 ``url``s and arXiv
-feed IDs point at ``inspire-sandbox.invalid``, arXiv entries carry an ``arxiv:comment`` saying
-so, and every response has the ``X-Inspire-Sandbox`` header.
+Field names and JSON types follow real recorded responses, kept outside this repository (the
+conformance tests compare them where ``INSPIRE_SHARED_FIXTURES`` points: tests/conftest.py).
+The sandbox marks itself in values, not in extra keys, so the shapes stay real: OpenAlex works
+are ``indexed_in: ["inspire-sandbox"]``, S2 ``url``s and arXiv feed IDs point at
+``inspire-sandbox.invalid``, arXiv entries carry an ``arxiv:comment`` saying so, and every
+response has the ``X-Inspire-Sandbox`` header.
 """
 
 from __future__ import annotations
