@@ -47,6 +47,7 @@ from inspire_build.config import Settings
 from inspire_build.env import agents, backends, corpus, run, store
 from inspire_build.env.core import SearchEnv, Task
 from inspire_build.errors import LLMError
+from inspire_build.evaluation import kappa
 from inspire_build.evaluation.evaluate import evaluate
 from inspire_build.sandbox import leaks, validity, world
 from inspire_build.sandbox import server as sandbox
@@ -344,8 +345,8 @@ def figures(
         "instances_per_target": int(counts["instances"]) / args.targets,
         "instances": int(counts["instances"]),
         "selected_targets": args.targets,
-        "grade_kappa": validity.quadratic_kappa(found.pairs) if graded else None,
-        "grade_exact": validity.exact(found.pairs) if graded else None,
+        "grade_kappa": kappa.quadratic_kappa(found.pairs) if graded else None,
+        "grade_exact": kappa.exact(found.pairs) if graded else None,
         "graded_references": len(found.pairs),
         "grade_calls": grade_calls,
         "antecedent_precision": scored.precision if scored.gold else None,

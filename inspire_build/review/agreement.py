@@ -18,7 +18,7 @@ the model's tier (looked at and left), against the model's. Quadratic-weighted k
 1968, over tiers 0-3) and exact agreement are pooled over the pairs; their 95% intervals come
 from a seeded bootstrap over instances (an instance's references are not independent); a
 resample whose tiers are one and the same value on both sides counts as full agreement, the
-convention of ``quadratic_kappa`` (``sandbox.validity``, reused as the validity bench's).
+convention of ``quadratic_kappa`` (``evaluation.kappa``, the validity bench's too).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from collections.abc import Mapping, Sequence
 
 from inspire_build import sampling
 from inspire_build.evaluation import bootstrap
+from inspire_build.evaluation.kappa import exact, quadratic_kappa
 from inspire_build.review import decisions
 from inspire_build.review.decisions import Standing, State
-from inspire_build.sandbox.validity import exact, quadratic_kappa
 
 Pair = tuple[int, int]  # (curator's tier, model's tier) of one reference
 

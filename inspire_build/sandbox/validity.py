@@ -11,11 +11,11 @@ import dataclasses
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 
+from inspire_build.evaluation.kappa import TIERS, matrix_kappa
 from inspire_build.text import content_words
 
 IDENTITY_PLANTS = frozenset({"leak_name", "leak_acronym", "leak_title"})
 MECHANISM_PLANTS = frozenset({"leak_mechanism", "leak_numbers"})
-TIERS = (0, 1, 2, 3)
 DISTINCT_OVERLAP = 0.6  # a problem holding this share of another's words restates it
 
 
@@ -58,33 +58,6 @@ def rejected_by(briefs: Iterable[BriefOutcome]) -> dict[str, int]:
             for check in brief.failed:
                 counts[check] = counts.get(check, 0) + 1
     return dict(sorted(counts.items()))
-
-
-def quadratic_kappa(pairs: Sequence[tuple[int, int]], labels: Sequence[int] = TIERS) -> float:
-    """Cohen's kappa with quadratic weights over (true, given) pairs; 1.0 is full agreement."""
-    index = {label: i for i, label in enumerate(labels)}
-    observed = [[0.0] * len(labels) for _ in labels]
-    for true, given in pairs:
-        observed[index[true]][index[given]] += 1
-    return matrix_kappa(observed)
-
-
-def matrix_kappa(observed: Sequence[Sequence[float]]) -> float:
-    """Quadratic-weighted kappa of a confusion matrix (rows true, columns given)."""
-    size = len(observed)
-    n = sum(sum(row) for row in observed)
-    if not n:
-        return 1.0
-    rows = [sum(row) for row in observed]
-    cols = [sum(observed[i][j] for i in range(size)) for j in range(size)]
-    weight = [[(i - j) ** 2 / (size - 1) ** 2 for j in range(size)] for i in range(size)]
-    seen = sum(weight[i][j] * observed[i][j] for i in range(size) for j in range(size))
-    expected = sum(weight[i][j] * rows[i] * cols[j] / n for i in range(size) for j in range(size))
-    return 1.0 - seen / expected if expected else 1.0
-
-
-def exact(pairs: Sequence[tuple[int, int]]) -> float:
-    return sum(t == g for t, g in pairs) / len(pairs) if pairs else 1.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from inspire_build.evaluation.kappa import TIERS, quadratic_kappa
 from inspire_build.sandbox import validity as V
 
 
@@ -26,17 +27,6 @@ def test_catch_and_false_rejection_shares() -> None:
     wrong = V.false_rejection(briefs)
     assert (wrong.planted, wrong.caught, wrong.share) == (4, 1, 0.25)
     assert V.caught([], V.IDENTITY_PLANTS).share == 1.0
-
-
-def test_quadratic_kappa_by_hand() -> None:
-    assert V.quadratic_kappa([(0, 0), (1, 1), (2, 2), (3, 3)]) == 1.0
-    # Two labels 0 and 3, always swapped: observed disagreement at full weight.
-    # rows = cols = (1, 0, 0, 1); seen = 2 * 1; expected = (1*1*1 + 1*1*1) / 2 = 1 -> 1 - 2 = -1
-    assert V.quadratic_kappa([(0, 3), (3, 0)]) == pytest.approx(-1.0)
-    # (1,1), (2,1): rows (0,1,1,0), cols (0,2,0,0); seen = w(2,1) = 1/9;
-    # expected = (w11*1*2 + w21*1*2) / 2 = (0 + 2/9) / 2 = 1/9 -> kappa 0
-    assert V.quadratic_kappa([(1, 1), (2, 1)]) == pytest.approx(0.0)
-    assert V.exact([(1, 1), (2, 1), (0, 0)]) == pytest.approx(2 / 3)
 
 
 def test_gold_scores_count_tier_zero_as_not_an_antecedent() -> None:
@@ -61,9 +51,9 @@ def test_rejected_by_counts_the_checks_that_failed_clean_briefs() -> None:
 def _best_by_brute_force(observed: list[tuple[str, int]]) -> float:
     signatures = sorted({s for s, _ in observed})
     best = -1.0
-    for answers in itertools.product(V.TIERS, repeat=len(signatures)):
+    for answers in itertools.product(TIERS, repeat=len(signatures)):
         given = dict(zip(signatures, answers, strict=True))
-        best = max(best, V.quadratic_kappa([(t, given[s]) for s, t in observed]))
+        best = max(best, quadratic_kappa([(t, given[s]) for s, t in observed]))
     return best
 
 
