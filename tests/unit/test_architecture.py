@@ -19,8 +19,9 @@ CORE = {
     "inspire_build.sampling", "inspire_build.text", "inspire_build.briefs", "inspire_build.audit",
     "inspire_build.evaluation.metrics",
     "inspire_build.evaluation.bootstrap", "inspire_build.evaluation.funnel",
-    "inspire_build.evaluation.score", "inspire_build.review.decisions",
-    "inspire_build.review.highlight",
+    "inspire_build.evaluation.score", "inspire_build.evaluation.kappa",
+    "inspire_build.review.decisions", "inspire_build.review.highlight",
+    "inspire_build.review.agreement",
 }  # fmt: skip
 CORE_THIRD_PARTY = {"pydantic", "rapidfuzz", "numpy"}
 # Only these modules may import these libraries: the edges where I/O happens.
