@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from inspire_build.evaluation.kappa import quadratic_kappa
 from inspire_build.grading import part_context, withheld
 from inspire_build.sandbox import emulated_grade as G
 from inspire_build.sandbox.llm_truth import TruthRates, dice
-from inspire_build.sandbox.validity import quadratic_kappa
 from inspire_build.templates import load_prompts
 
 NONE = TruthRates(**dict.fromkeys(TruthRates.names(), 0.0))
