@@ -24,6 +24,15 @@ def sandbox_world(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the world into.")],
     seed: Annotated[int, typer.Option(help="Random seed: one seed, one world, byte for byte.")] = 0,
     papers: Annotated[int, typer.Option(help="Number of paper records.", min=10)] = 2000,
+    window_density: Annotated[
+        float,
+        typer.Option(
+            help="Works first public in the split windows (2023 on) are this many times as "
+            "frequent, added to --papers: look-alikes of the targets.",
+            min=1.0,
+            max=50.0,
+        ),
+    ] = 1.0,
     hostile: Annotated[
         bool,
         typer.Option(
@@ -35,7 +44,9 @@ def sandbox_world(
     from inspire_build.sandbox import world
 
     try:
-        generated = world.generate(world.WorldConfig(seed=seed, papers=papers, hostile=hostile))
+        generated = world.generate(world.WorldConfig(
+                seed=seed, papers=papers, window_density=window_density, hostile=hostile
+            ))
     except ValueError as error:  # too small a world for the hostile targets
         raise InputError(str(error)) from error
     for path in world.write(generated, out_dir):

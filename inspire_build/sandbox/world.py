@@ -24,7 +24,7 @@ import math
 import os
 import random
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from inspire_build.sampling import selection_order
 
 FIRST_DAY = dt.date(2012, 1, 1)
 LAST_DAY = dt.date(2026, 11, 30)
+DENSE_FROM = 2023  # the first year of the default split windows (train 2023-24, eval 2025-26)
 WORLD_FILE, RECORDS_FILE, TRUTH_FILE = "world.json", "records.jsonl", "ground_truth.jsonl"
 MARKER = "inspire-sandbox"  # every payload carries it: this is a test double
 
@@ -249,6 +250,11 @@ class WorldConfig:
     future_reference_rate: float = 0.01  # of citing records
     title_variant_rate: float = 0.10
     giant_papers: int = -1  # papers with > 1,000 references; -1: one per 2,500 records
+    # Works first public from DENSE_FROM on (the split windows) are this many times as
+    # frequent, on top of ``papers`` (earlier years and the number of topics keep theirs): a
+    # window's field then holds as many look-alikes of its targets as a real one, so a brief's
+    # setting stops singling its target out.
+    window_density: float = 1.0
     hostile: bool = False  # mark records with the bad inputs of HOSTILE_KINDS (see _make_hostile)
 
 
@@ -335,10 +341,22 @@ def _date_between(rng: random.Random, start: dt.date, end: dt.date) -> dt.date:
     return start + dt.timedelta(days=rng.randint(0, max(0, (end - start).days)))
 
 
-def _v1_date(rng: random.Random) -> dt.date:
-    """Publication volume grows ~20% a year, as arXiv's does; 2023-2026 get most targets."""
-    years = list(range(FIRST_DAY.year, LAST_DAY.year + 1))
-    year = rng.choices(years, weights=[1.2 ** (y - years[0]) for y in years])[0]
+def year_weights(density: float = 1.0) -> dict[int, float]:
+    """Publication volume grows ~20% a year, as arXiv's does; the split windows' years (from
+    DENSE_FROM) are ``density`` times that."""
+    years = range(FIRST_DAY.year, LAST_DAY.year + 1)
+    return {y: 1.2 ** (y - FIRST_DAY.year) * (density if y >= DENSE_FROM else 1) for y in years}
+
+
+def records_wanted(papers: int, density: float) -> int:
+    """``papers`` at density 1; a denser window adds its works on top of them."""
+    plain, dense = sum(year_weights().values()), sum(year_weights(density).values())
+    return round(papers * dense / plain)
+
+
+def _v1_date(rng: random.Random, weights: Mapping[int, float]) -> dt.date:
+    """A first public day, its year drawn by ``weights`` (:func:`year_weights`)."""
+    year = rng.choices(list(weights), weights=list(weights.values()))[0]
     start = max(FIRST_DAY, dt.date(year, 1, 1))
     return _date_between(rng, start, min(LAST_DAY, dt.date(year, 12, 31)))
 
@@ -426,10 +444,11 @@ def generate(config: WorldConfig) -> World:
     }
     # 1. works, each with a v1 date; twins add a published record
     works = []
-    records_needed = config.papers
+    records_needed = records_wanted(config.papers, config.window_density)
+    weights = year_weights(config.window_density)
     while records_needed > 0:
         twin = records_needed > 1 and rng.random() < config.version_twin_rate
-        works.append((_v1_date(rng), twin, rng.choice(list(topics))))
+        works.append((_v1_date(rng, weights), twin, rng.choice(list(topics))))
         records_needed -= 2 if twin else 1
     works.sort(key=lambda w: w[0])
     records: list[Record] = []
