@@ -1,6 +1,7 @@
 """An ASGI app served on 127.0.0.1 in a background thread (the sandbox and the tool server),
 and the listening socket a foreground server is handed (:func:`bind`), and a free port for a
-child process (:func:`free_port`)."""
+child process (:func:`free_port`); and the Host check that the review pages and the tool server
+share (:func:`refuse_foreign_hosts`)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,24 @@ import errno
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import uvicorn
+from starlette.applications import Starlette
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp
 
 from inspire_build.errors import InspireError
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")  # the Host headers a local server answers
+
+
+def refuse_foreign_hosts(app: Starlette, allowed_hosts: Sequence[str] = LOOPBACK) -> None:
+    """Answer 400 to a request whose Host header is not one of ``allowed_hosts`` (its port
+    aside), before anything else reads it: a web page that rebinds its own name to 127.0.0.1
+    (DNS rebinding) then reaches nothing. Add it last, so that it runs first."""
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
 
 
 def free_port() -> int:

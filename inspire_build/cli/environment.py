@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from inspire_build import (
-    warehouse,
-)
+from inspire_build import local_server, warehouse
 from inspire_build.env.core import DEFAULT_BUDGET
 from inspire_build.errors import InputError
 from inspire_build.http import SourceMode
@@ -134,7 +132,8 @@ def agent_run(
     offline: OfflineOption = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
-    """Run an agent on every instance of a split version; writes its run and trajectories."""
+    """Run an agent on every instance of a split version, as the operator: one session each,
+    the agent holding only that session's tools; writes its run and trajectories."""
     from inspire_build.env import agents, run
 
     _check_split(ctx, split, version, warehouse_path)
@@ -159,10 +158,10 @@ def agent_run(
 
         mode: SourceMode | None = "replay" if offline else None
         where = (split, version, backend, budget)
-        chosen, sessions = run.run_split(con, root.settings, chosen_agent, where, mode, started)
-    calls = run.write_run(sessions, out_path, trajectories)
+        chosen, envs = run.run_split(con, root.settings, chosen_agent, where, mode, started)
+    calls = run.write_run(envs, out_path, trajectories)
     out.print(
-        f"{agent}: {len(sessions)} instance(s) of {chosen}, {calls} tool call(s) on {backend}; "
+        f"{agent}: {len(envs)} instance(s) of {chosen}, {calls} tool call(s) on {backend}; "
         f"wrote {out_path} and {trajectories}"
     )
 
@@ -324,6 +323,28 @@ RevealOption = Annotated[
 ]
 
 
+@env_app.command("instances")
+def env_instances(
+    ctx: typer.Context,
+    split: SplitOption = "eval",
+    version: VersionOption = None,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """The operator's list of a split version's instances (default: the split's latest), one
+    JSON line each: instance_id, brief and cutoff. For a harness that starts `inspire env mcp
+    --instance ID` per instance."""
+    from inspire_build import splits
+    from inspire_build.env import store
+
+    _check_split(ctx, split, version, warehouse_path)
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        chosen = version or splits.latest_version(con, split)
+        tasks = store.load_tasks(con, chosen)
+    for task in tasks:
+        line = {"instance_id": task.instance_id, "brief": task.brief}
+        print(json.dumps({**line, "cutoff": task.cutoff.isoformat()}, ensure_ascii=False))
+
+
 @env_app.command("serve")
 def env_serve(
     ctx: typer.Context,
@@ -335,27 +356,49 @@ def env_serve(
     run_path: RunAppendOption = None,
     trajectories: TrajectoriesAppendOption = None,
     run_name: RunNameOption = None,
+    key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--operator-key-file",
+            help="Where to write the operator key (mode 0600; removed when the server stops). "
+            "Default: beside the warehouse, as <warehouse>.operator-key.",
+        ),
+    ] = None,
     debug_reveal_scores: RevealOption = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
-    """Serve search/read/submit over HTTP/JSON on 127.0.0.1: one token-bound session per
-    instance, kept in the warehouse."""
+    """Serve the search environment over HTTP/JSON on 127.0.0.1: the operator (with the
+    operator key, made now, shown once on stderr and written to a 0600 file) lists instances and
+    starts sessions; an agent, with its session's token, searches, reads and submits."""
     from inspire_build.env import server
 
-    lines = (run_path, trajectories)
-    with _tool_sessions(
-        ctx, split, version, backend, budget, lines, run_name, debug_reveal_scores, warehouse_path
-    ) as sessions:
-        err.print(
-            f"serving {len(sessions.tasks)} instance(s) of run {sessions.run_name!r} on "
-            f"http://127.0.0.1:{port}"
-        )
-        server.serve(server.create_app(sessions), port)
+    path = key_file or server.operator_key_file(_warehouse_path(ctx, warehouse_path))
+    key, lines = server.new_operator_key(), (run_path, trajectories)
+    sock = local_server.bind(port)  # a busy port fails here, before the warehouse opens
+    try:
+        with _tool_sessions(
+            ctx, split, version, backend, budget, lines, run_name, debug_reveal_scores,
+            warehouse_path,
+        ) as sessions:  # fmt: skip
+            server.write_secret(path, key)
+            err.print(
+                f"serving {len(sessions.tasks)} instance(s) of run {sessions.run_name!r} on "
+                f"http://127.0.0.1:{sock.getsockname()[1]}\n"
+                f"operator key (shown once; also in {path}, mode 0600): {key}"
+            )
+            local_server.serve_on(server.create_app(sessions, key), sock)
+    finally:
+        sock.close()
+        if server.read_secret(path) == key:  # not a later server's key
+            path.unlink()
 
 
 @env_app.command("mcp")
 def env_mcp(
     ctx: typer.Context,
+    instance: Annotated[
+        str, typer.Option("--instance", help="The one instance this server's session is on.")
+    ],
     split: SplitOption = "eval",
     version: VersionOption = None,
     backend: BackendOption = "local",
@@ -363,15 +406,27 @@ def env_mcp(
     run_path: RunAppendOption = None,
     trajectories: TrajectoriesAppendOption = None,
     run_name: RunNameOption = None,
+    session_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--session-file",
+            help="Where the session's token is kept (mode 0600): written when the session "
+            "opens, read to resume it. Default: a file under <warehouse>.sessions/.",
+        ),
+    ] = None,
     debug_reveal_scores: RevealOption = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
-    """Serve search/read/submit as MCP tools over stdio: one token-bound session per instance,
-    kept in the warehouse."""
+    """Serve ONE session as MCP tools over stdio: opens the instance's session (or resumes it
+    with its kept token) and offers the agent search, read and submit only."""
+    from inspire_build.env import server
     from inspire_build.env.mcp_server import create_mcp
 
     lines = (run_path, trajectories)
     with _tool_sessions(
         ctx, split, version, backend, budget, lines, run_name, debug_reveal_scores, warehouse_path
     ) as sessions:
-        create_mcp(sessions).run("stdio")
+        where = _warehouse_path(ctx, warehouse_path)
+        kept = session_file or server.session_file(where, sessions.run_name, instance)
+        token = server.hold_session(sessions, instance, "mcp", kept)
+        create_mcp(sessions, token).run("stdio")

@@ -13,11 +13,12 @@ rest of the agent.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from inspire_build.env.core import SearchEnv
+from inspire_build.env.core import ReadResult, SearchResult, SubmitResult
 from inspire_build.errors import InputError
 
 SUBMIT_DEPTH = 10
@@ -100,10 +101,27 @@ def rrf(rankings: Sequence[tuple[Sequence[str], float]], k: int = RRF_K) -> list
     return sorted(scores, key=lambda d: (-scores[d], order[d]))
 
 
+class Tools(Protocol):
+    """One session's tools, all an agent is handed: the tool server's ``SessionTools`` (what
+    ``inspire agent run`` gives), or a bare ``SearchEnv`` (the benches)."""
+
+    @property
+    def brief(self) -> str: ...
+
+    @property
+    def cutoff(self) -> dt.date: ...
+
+    def search(self, query: str, k: int = ...) -> SearchResult: ...
+
+    def read(self, paper_id: str) -> ReadResult: ...
+
+    def submit(self, ranking: Sequence[str]) -> SubmitResult: ...
+
+
 class Agent(Protocol):
     name: str
 
-    def run(self, env: SearchEnv) -> None:
+    def run(self, env: Tools) -> None:
         """Search for ``env.brief`` (public before ``env.cutoff``) and submit a ranking."""
         ...
 
@@ -111,7 +129,7 @@ class Agent(Protocol):
 class Bm25BriefAgent:
     name = "bm25-brief"
 
-    def run(self, env: SearchEnv) -> None:
+    def run(self, env: Tools) -> None:
         result = env.search(env.brief, SUBMIT_DEPTH)
         env.submit([found.paper_id for found in result.results])
 
@@ -122,7 +140,7 @@ class MultiQueryAgent:
     depth: int = 20
     name: str = "multi-query"
 
-    def run(self, env: SearchEnv) -> None:
+    def run(self, env: Tools) -> None:
         rankings: list[tuple[list[str], float]] = []
         for query, weight in query_plan(env.brief, self.scorer):
             result = env.search(query, self.depth)

@@ -1,4 +1,10 @@
-"""Running an agent over a split version's tasks; writing its run and trajectory files."""
+"""Running an agent over a split version's tasks; writing its run and trajectory files.
+
+``inspire agent run`` takes the operator's path (:func:`run_operated`): for each instance the
+operator starts a session on the tool server's sessions, in-process, and hands the agent only
+that session's tools. :func:`run_agent` runs an agent on bare environments in memory, for the
+benches.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import duckdb
 from inspire_build.config import Settings
 from inspire_build.env.agents import Agent
 from inspire_build.env.core import Backend, SearchEnv, Task
+from inspire_build.env.server import SessionTools, ToolSessions
 from inspire_build.env.store import Session
 from inspire_build.errors import InputError
 from inspire_build.http import SourceMode
@@ -32,7 +39,8 @@ def run_agent(
     version: str | None = None,
     advance: Callable[[], None] = lambda: None,
 ) -> list[Session]:
-    """One session per task, in order; ``advance`` is called after each (for progress)."""
+    """One bare, in-memory session per task, in order (the benches; nothing is logged);
+    ``advance`` is called after each (for progress)."""
     sessions = []
     for task in tasks:
         env = make_env(task)
@@ -79,6 +87,21 @@ def prepare(
     return chosen, store.load_tasks(con, chosen), made
 
 
+def run_operated(
+    agent: Agent, sessions: ToolSessions, advance: Callable[[], None] = lambda: None
+) -> list[SearchEnv]:
+    """The operator's path: for each instance in order, start a session, hand ``agent`` that
+    session's tools only, and end it when the agent returns (abandoned if it did not submit).
+    Every step is logged in the warehouse as it is taken. Returns the sessions' environments."""
+    ended = []
+    for instance_id in sessions.tasks:
+        token = str(sessions.start(instance_id, agent.name)["token"])
+        agent.run(SessionTools(sessions, token))
+        ended.append(sessions.finish(token))
+        advance()
+    return ended
+
+
 def run_split(
     con: duckdb.DuckDBPyConnection,
     settings: Settings,
@@ -86,23 +109,22 @@ def run_split(
     where: tuple[str, str | None, str, int],
     mode: SourceMode | None = None,
     started: Callable[[str, int], Callable[[], None]] = lambda _v, _n: lambda: None,
-) -> tuple[str, list[Session]]:
+) -> tuple[str, list[SearchEnv]]:
     """Run ``agent`` on every instance of a split version, with ``where`` = (split, version
-    or None for the latest, backend name, budget), and log its sessions in the warehouse.
-    ``started(version, instances)`` returns what to call after each instance (progress).
-    Returns the version and the sessions, in instance order."""
+    or None for the latest, backend name, budget), through the operator's path, as a run of
+    its own (``<agent>-<random>``: one budget per instance). ``started(version, instances)``
+    returns what to call after each instance (progress). Returns the version and the
+    sessions' environments, in instance order."""
     split, version, backend, budget = where
     chosen, tasks, made = prepare(con, settings, split, version, backend, mode)
     advance = started(chosen, len(tasks))
-    sessions = run_agent(agent, tasks, lambda task: SearchEnv(task, budget, made), chosen, advance)
-    from inspire_build.env import store
-
-    store.write_sessions(con, sessions)
-    return chosen, sessions
+    run_name = f"{agent.name}-{uuid.uuid4().hex[:12]}"
+    sessions = ToolSessions(tasks, made, con, budget=budget, run_name=run_name, version=chosen)
+    return chosen, run_operated(agent, sessions, advance)
 
 
-def write_run(sessions: Sequence[Session], run_path: Path, trajectories: Path) -> int:
+def write_run(envs: Sequence[SearchEnv], run_path: Path, trajectories: Path) -> int:
     """Write the sessions' run file and trajectory file; returns the tool calls they made."""
-    write_jsonl(run_path, (s.env.run_line() for s in sessions))
-    write_jsonl(trajectories, (s.env.trajectory_line() for s in sessions))
-    return sum(len(s.env.steps) for s in sessions)
+    write_jsonl(run_path, (env.run_line() for env in envs))
+    write_jsonl(trajectories, (env.trajectory_line() for env in envs))
+    return sum(len(env.steps) for env in envs)

@@ -1,5 +1,16 @@
 """The tool server for external agents: search, read and submit over HTTP/JSON (and MCP).
 
+Two sides, two credentials:
+
+- The **operator** is the harness that runs an agent on an instance. It lists the instances and
+  starts sessions (:meth:`ToolSessions.instances`, :meth:`ToolSessions.start`). Over HTTP those
+  calls need the **operator key**, made when the server starts (:func:`new_operator_key`) and
+  sent as ``Authorization: Bearer KEY``; in-process (``inspire agent run``) the operator calls
+  them directly; an MCP server is started by the operator for one session it has opened.
+- The **agent** holds one session's token and can only search, read and submit in that
+  session (:class:`SessionTools` in-process). No agent call lists instances, opens a session,
+  or reaches another session's instance, cutoff or budget.
+
 :class:`ToolSessions` holds the sessions of one *run* (what the server was started for, by
 name); the HTTP app here and the MCP server in ``mcp_server.py`` are thin shells over it, and
 every argument of every call passes the one validation path of ``limits.py``.
@@ -8,15 +19,16 @@ every argument of every call passes the one validation path of ``limits.py``.
   call must carry. The warehouse keeps only its sha256.
 - Each (run, instance) has one session: one budget and one final submission. A second
   ``start`` with the session's token resumes it, unchanged; without it, it is refused (the
-  session belongs to another client); once submitted, it is refused. Nothing resets a budget.
-- One client can hold sessions on several instances at once; a call is answered by the
-  session its token names, and refused when the token is unknown or names another instance.
+  session belongs to another agent); once submitted, it is refused. Nothing resets a budget.
+- A call is answered by the session its token names, and refused when the token is unknown or
+  names another instance.
 - Sessions live in the warehouse (``env_sessions`` with status ``open``, ``env_steps`` written
   as each step is taken), so a server killed and restarted resumes them.
 - Scores are never returned, except by a server built with a ``judge`` (the CLI's
   ``--debug-reveal-scores-to-agent``), which records ``scores_revealed`` on every session it
   touches and in its trajectory line.
-- Refused calls (out of bounds, bad token, past the budget, after submit) are charged nothing.
+- Refused calls (out of bounds, bad token or key, past the budget, after submit) are charged
+  nothing, and no refusal repeats the value it refused.
 """
 
 from __future__ import annotations
@@ -26,16 +38,17 @@ import datetime as dt
 import hashlib
 import hmac
 import logging
+import os
 import secrets
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import duckdb
-import uvicorn
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
@@ -43,7 +56,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from inspire_build import local_server, splits, warehouse
 from inspire_build.env import limits, store
-from inspire_build.env.core import DEFAULT_BUDGET, Backend, SearchEnv, Task
+from inspire_build.env.core import (
+    DEFAULT_BUDGET,
+    Backend,
+    ReadResult,
+    SearchEnv,
+    SearchResult,
+    SubmitResult,
+    Task,
+)
 from inspire_build.env.store import ServerSession, SessionStatus
 from inspire_build.errors import InputError
 from inspire_build.evaluation import inputs
@@ -72,6 +93,38 @@ class SessionTaken(InputError):
 
 class AlreadySubmitted(InputError):
     """``start`` on an instance whose session of this run is final."""
+
+
+class NoOperatorKey(InputError):
+    """An operator's call (list instances, start a session) over HTTP without the key."""
+
+
+class WrongOperatorKey(InputError):
+    """An operator's call over HTTP with a key that is not this server's."""
+
+
+def new_operator_key() -> str:
+    """A fresh operator key: a random secret, made each time a server starts."""
+    return secrets.token_urlsafe(32)
+
+
+def write_secret(path: Path, secret: str) -> None:
+    """Write ``secret`` to ``path``, readable by its owner only (mode 0600), atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(secret + "\n")
+    os.replace(tmp, path)
+
+
+def read_secret(path: Path) -> str | None:
+    """The secret kept in ``path``; None when there is no such file."""
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except FileNotFoundError:
+        return None
 
 
 def token_digest(token: str) -> str:
@@ -116,8 +169,10 @@ class ToolSessions:
     def reveals_scores(self) -> bool:
         return self.judge is not None
 
+    # --- the operator's side ----------------------------------------------------------------
+
     def instances(self) -> list[dict[str, Any]]:
-        """What an agent may know of each instance: its ID, brief and cutoff."""
+        """The operator's list: each instance's ID, brief and cutoff."""
         return [
             {"instance_id": t.instance_id, "brief": t.brief, "cutoff": t.cutoff.isoformat()}
             for t in self.tasks.values()
@@ -126,13 +181,14 @@ class ToolSessions:
     def start(
         self, instance_id: str, agent: str = "external", token: str | None = None
     ) -> dict[str, Any]:
-        """Open an instance, or resume its open session with that session's token."""
+        """The operator opens an instance, or resumes its open session with that session's
+        token; the answer holds the token to hand to the agent."""
         chosen, given = limits.instance_id(instance_id), limits.token(token)
         agent = limits.agent(agent)
         with self._lock:
             task = self.tasks.get(chosen)
             if task is None:
-                raise UnknownInstance(f"no instance {chosen!r} in this split version")
+                raise UnknownInstance("no instance of that ID in this split version")
             stored = store.run_session(self.con, self.run_name, chosen)
             if stored is None:
                 secret = secrets.token_urlsafe(32)
@@ -140,59 +196,76 @@ class ToolSessions:
                 return self._opened(live, secret, resumed=False)
             if stored.status is not SessionStatus.OPEN:
                 raise AlreadySubmitted(
-                    f"instance {chosen!r} was already submitted in run {self.run_name!r}; "
+                    f"that instance was already submitted in run {self.run_name!r}; "
                     "its submission is final"
                 )
             if given is None or not hmac.compare_digest(token_digest(given), stored.token_sha256):
                 raise SessionTaken(
-                    f"instance {chosen!r} is open in run {self.run_name!r} under another "
-                    "session; only that session's token resumes it"
+                    f"that instance is open in run {self.run_name!r} under another session; "
+                    "only that session's token resumes it"
                 )
             return self._opened(self._resume(stored), given, resumed=True)
 
-    def search(
+    def finish(self, token: str) -> SearchEnv:
+        """The operator ends a session its agent has returned from: a session left unsubmitted
+        is recorded as abandoned (final). Returns its environment, for the run and trajectory
+        lines."""
+        with self._lock:
+            live = self._session(token, None)
+            if live.record.status is SessionStatus.OPEN:
+                store.abandon_session(self.con, live.record.session_id, _now())
+                status = SessionStatus.ABANDONED
+                live.record = dataclasses.replace(live.record, status=status)
+                live.env.submitted = ()  # as a resumed abandoned session: nothing, final
+            return live.env
+
+    # --- the agent's side: one session's token ----------------------------------------------
+
+    def about(self, token: str | None) -> dict[str, Any]:
+        """The token's own session: its instance, brief, cutoff, budget and budget left."""
+        with self._lock:
+            live = self._session(token, None)
+            return {
+                key: value
+                for key, value in self._opened(live, "", resumed=True).items()
+                if key not in ("token", "resumed")
+            }
+
+    def search_result(
         self,
         token: str | None,
         query: str,
-        k: int = limits.DEFAULT_K,
+        k: object = limits.DEFAULT_K,
         instance_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> SearchResult:
         text, depth = limits.query(query), limits.k(k)
         with self._lock:
             live = self._session(token, instance_id)
             result = live.env.search(text, depth)
             self._log_steps(live)
-            return {
-                "status": result.status.value,
-                "results": [dataclasses.asdict(found) for found in result.results],
-                "budget_left": result.budget_left,
-            }
+            return result
 
-    def read(
+    def read_result(
         self, token: str | None, paper_id: str, instance_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> ReadResult:
         wanted = limits.paper_id(paper_id)
         with self._lock:
             live = self._session(token, instance_id)
             result = live.env.read(wanted)
             self._log_steps(live)
-            paper = dataclasses.asdict(result.paper) if result.paper else None
-            return {
-                "status": result.status.value,
-                "paper": paper,
-                "budget_left": result.budget_left,
-            }
+            return result
 
-    def submit(
+    def submit_result(
         self, token: str | None, ranking: Sequence[str], instance_id: str | None = None
-    ) -> dict[str, Any]:
-        """Submit the final ranking; a second submit is answered ``submitted``, unchanged."""
+    ) -> tuple[SubmitResult, dict[str, Any]]:
+        """The final ranking, and the wire answer (with scores only from a debugging server).
+        A second submit is answered ``submitted``, unchanged."""
         ids = limits.ranking(ranking)
         with self._lock:
             live = self._session(token, instance_id)
             env = live.env
             if env.submitted is not None:
-                return self._submitted(live, SessionStatus.SUBMITTED.value)
+                return env.submit(ids), self._submitted(live, SessionStatus.SUBMITTED.value)
             result = env.submit(ids)
             store.submit_session(self.con, live.record.session_id, result.ranking, _now())
             live.record = dataclasses.replace(
@@ -203,7 +276,36 @@ class ToolSessions:
             answer = self._submitted(live, result.status.value)
             if self.judge is not None:
                 answer["scores"] = self.judge(env)
-            return answer
+            return result, answer
+
+    def search(
+        self,
+        token: str | None,
+        query: str,
+        k: object = limits.DEFAULT_K,
+        instance_id: str | None = None,
+    ) -> dict[str, Any]:
+        """search, as the HTTP and MCP servers answer it."""
+        result = self.search_result(token, query, k, instance_id)
+        return {
+            "status": result.status.value,
+            "results": [dataclasses.asdict(found) for found in result.results],
+            "budget_left": result.budget_left,
+        }
+
+    def read(
+        self, token: str | None, paper_id: str, instance_id: str | None = None
+    ) -> dict[str, Any]:
+        """read, as the HTTP and MCP servers answer it."""
+        result = self.read_result(token, paper_id, instance_id)
+        paper = dataclasses.asdict(result.paper) if result.paper else None
+        return {"status": result.status.value, "paper": paper, "budget_left": result.budget_left}
+
+    def submit(
+        self, token: str | None, ranking: Sequence[str], instance_id: str | None = None
+    ) -> dict[str, Any]:
+        """submit, as the HTTP and MCP servers answer it; final."""
+        return self.submit_result(token, ranking, instance_id)[1]
 
     # --- sessions ---------------------------------------------------------------------------
 
@@ -249,8 +351,8 @@ class ToolSessions:
         named = None if instance_id is None else limits.instance_id(instance_id)
         if given is None:
             raise NoSession(
-                "no session token: start an instance first (the start tool, or POST /start) "
-                "and pass the token it returns with every call"
+                "no session token: pass the token of the session the operator started for "
+                "you with every call"
             )
         digest = token_digest(given)
         live = self._live.get(digest)
@@ -260,7 +362,7 @@ class ToolSessions:
                 raise WrongToken(f"unknown session token for run {self.run_name!r}")
             live = self._resume(stored)
         if named is not None and named != live.record.instance_id:
-            raise WrongToken(f"this session token is not for instance {named!r}")
+            raise WrongToken("this session token is not for that instance")
         return live
 
     def _log_steps(self, live: _Live) -> None:
@@ -289,6 +391,48 @@ class ToolSessions:
             "ranking": list(live.env.submitted or ()),
             "calls": len(live.env.steps),
         }
+
+
+class SessionTools:
+    """What an agent holds in process: one session's token and the three calls it may make,
+    on the same path as HTTP and MCP. It lists no instances and opens no session."""
+
+    def __init__(self, sessions: ToolSessions, token: str) -> None:
+        self._sessions, self._token = sessions, token
+        about = sessions.about(token)
+        self.brief: str = about["brief"]
+        self.cutoff = dt.date.fromisoformat(about["cutoff"])
+
+    def search(self, query: str, k: int = limits.DEFAULT_K) -> SearchResult:
+        return self._sessions.search_result(self._token, query, k)
+
+    def read(self, paper_id: str) -> ReadResult:
+        return self._sessions.read_result(self._token, paper_id)
+
+    def submit(self, ranking: Sequence[str]) -> SubmitResult:
+        return self._sessions.submit_result(self._token, ranking)[0]
+
+
+def hold_session(sessions: ToolSessions, instance_id: str, agent: str, kept: Path) -> str:
+    """The operator's step before an MCP server is started for one session: open the
+    instance's session and keep its token in ``kept`` (mode 0600), or, when ``kept`` holds a
+    token, resume that session. Returns the token."""
+    opened = sessions.start(instance_id, agent, read_secret(kept))
+    if not opened["resumed"]:  # a new session (a stale file of another run or warehouse too)
+        write_secret(kept, opened["token"])
+    return str(opened["token"])
+
+
+def session_file(warehouse_path: Path, run_name: str, instance_id: str) -> Path:
+    """Where an MCP server keeps its session's token by default: a file under
+    ``<warehouse>.sessions/``, named by a hash of the run and the instance."""
+    name = hashlib.sha256(f"{run_name}\n{instance_id}".encode()).hexdigest()[:32]
+    return warehouse_path.with_name(warehouse_path.name + ".sessions") / f"{name}.token"
+
+
+def operator_key_file(warehouse_path: Path) -> Path:
+    """Where ``inspire env serve`` writes its operator key by default: beside the warehouse."""
+    return warehouse_path.with_name(warehouse_path.name + ".operator-key")
 
 
 def _now() -> dt.datetime:
@@ -323,7 +467,7 @@ class StartBody(BaseModel):
 class SearchBody(BaseModel):
     token: str | None = None
     query: str
-    k: int = limits.DEFAULT_K
+    k: object = limits.DEFAULT_K  # as sent: limits.k takes only a JSON integer (not "10", 2.0)
     instance_id: str | None = None
 
 
@@ -343,7 +487,9 @@ class SubmitBody(BaseModel):
 HTTP_STATUS: tuple[tuple[type[InputError], int], ...] = (
     (limits.OutOfBounds, 422),
     (NoSession, 401),
+    (NoOperatorKey, 401),
     (WrongToken, 403),
+    (WrongOperatorKey, 403),
     (UnknownInstance, 404),
     (InputError, 409),  # SessionTaken, AlreadySubmitted
 )
@@ -425,12 +571,43 @@ async def _too_large(send: Send, limit: int) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
-def create_app(sessions: ToolSessions, max_body: int = limits.MAX_BODY_BYTES) -> FastAPI:
+def operator_check(key: str) -> Callable[[Request], None]:
+    """A FastAPI dependency that refuses a request without ``Authorization: Bearer <key>``.
+
+    A dependency runs before the body is read, so a refused call reads and answers nothing.
+    """
+    expected = key.encode()
+
+    def check(request: Request) -> None:
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not given.strip():
+            raise NoOperatorKey(
+                "this call is the operator's: send the operator key as 'Authorization: Bearer "
+                "KEY'; an agent holds a session token, for search, read and submit only"
+            )
+        if not hmac.compare_digest(given.strip().encode(), expected):
+            raise WrongOperatorKey("that is not this server's operator key")
+
+    return check
+
+
+def create_app(
+    sessions: ToolSessions,
+    operator_key: str,
+    max_body: int = limits.MAX_BODY_BYTES,
+    allowed_hosts: Sequence[str] = local_server.LOOPBACK,
+) -> FastAPI:
+    """The HTTP API: ``/instances`` and ``/start`` for the operator (its key), ``/search``,
+    ``/read`` and ``/submit`` for an agent (its session token)."""
+    if len(operator_key) < 32:
+        raise ValueError("an operator key has at least 32 characters")
     app = FastAPI(
         title="inspire search environment",
         description="search, read and submit on benchmark instances, one session per instance",
     )
     app.add_middleware(BodyLimit, limit=max_body)
+    local_server.refuse_foreign_hosts(app, allowed_hosts)  # last added: runs first
+    operator = [Depends(operator_check(operator_key))]
 
     @app.exception_handler(InputError)
     async def refused(request: Request, error: InputError) -> JSONResponse:
@@ -447,11 +624,11 @@ def create_app(sessions: ToolSessions, max_body: int = limits.MAX_BODY_BYTES) ->
 
     # async handlers run on the server's one event loop thread, so the warehouse connection
     # behind the sessions is never used from two threads at once.
-    @app.get("/instances")
+    @app.get("/instances", dependencies=operator)
     async def instances() -> list[dict[str, Any]]:
         return sessions.instances()
 
-    @app.post("/start")
+    @app.post("/start", dependencies=operator)
     async def start(body: StartBody) -> dict[str, Any]:
         return sessions.start(body.instance_id, body.agent, body.token)
 
@@ -468,11 +645,6 @@ def create_app(sessions: ToolSessions, max_body: int = limits.MAX_BODY_BYTES) ->
         return sessions.submit(body.token, body.ranking, body.instance_id)
 
     return app
-
-
-def serve(app: FastAPI, port: int) -> None:
-    """Serve on 127.0.0.1 in the foreground until interrupted."""
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
 @contextmanager

@@ -1,8 +1,9 @@
 """The environment's warehouse side: tasks with their withheld IDs, the corpus, session logs.
 
-``inspire agent run`` writes its sessions when they end (:func:`write_sessions`). The tool
-server keeps its sessions here while they are open (:class:`ServerSession`): each step is
-written as it is taken, so a restarted server resumes a session with the budget it has spent.
+The tool server (and ``inspire agent run``, through it) keeps its sessions here while they are
+open (:class:`ServerSession`): each step is written as it is taken, so a restarted server
+resumes a session with the budget it has spent. :func:`write_sessions` writes the sessions of an
+in-memory run (``run.run_agent``, the benches) when they end.
 """
 
 from __future__ import annotations
@@ -302,6 +303,18 @@ def submit_session(
             "ranking": list(ranking),
             "finished_at": finished_at,
         },
+        {"session_id": session_id},
+    )
+
+
+def abandon_session(
+    con: duckdb.DuckDBPyConnection, session_id: str, finished_at: dt.datetime
+) -> None:
+    """Close a session its agent left without a submission (final: it submits nothing)."""
+    warehouse.update_where(
+        con,
+        "env_sessions",
+        {"status": SessionStatus.ABANDONED.value, "finished_at": finished_at},
         {"session_id": session_id},
     )
 

@@ -28,15 +28,15 @@ from typing import Any
 import jinja2
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from inspire_build.errors import InputError
+from inspire_build.local_server import LOOPBACK as LOOPBACK  # re-exported: cli/review uses it
+from inspire_build.local_server import refuse_foreign_hosts
 from inspire_build.review import curation as curation_module
 from inspire_build.review import decisions
 from inspire_build.review.curation import Curation, UnknownInstance
 
 MAX_BODY = 1_000_000  # 1 MB
-LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")  # the Host headers a local server answers
 COOKIE = "inspire_review_session"
 TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("inspire_build.review", "templates"),
@@ -125,7 +125,7 @@ def create_app(
 
     app = FastAPI(title="inspire review", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(BodyLimit, limit=max_body)
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+    refuse_foreign_hosts(app, allowed_hosts)
     sessions = Sessions()
     render = Pages(curation, sessions)
 

@@ -264,6 +264,8 @@ def _answer(result: CallToolResult) -> Any:
 def test_an_agent_over_mcp_stdio_from_search_to_a_scored_submission(
     split: tuple[Path, world.World, str], tmp_path: Path
 ) -> None:
+    """As a harness runs it: the operator lists the instances (`inspire env instances`) and
+    starts one MCP server per instance; the agent at the other end has search, read, submit."""
     source, generated, _ = split
     path = _copy(source, tmp_path)
     world_dir = tmp_path / "world"
@@ -272,35 +274,38 @@ def test_an_agent_over_mcp_stdio_from_search_to_a_scored_submission(
         cli.app, ["corpus", "build", "--world", str(world_dir), "--warehouse", str(path)]
     )
     assert built.exit_code == 0, built.output
+    listing = CliRunner().invoke(cli.app, ["env", "instances", "--warehouse", str(path)])
+    assert listing.exit_code == 0, listing.output
+    listed = [json.loads(line) for line in listing.output.splitlines()]
+    assert len(listed) >= 2 and set(listed[0]) == {"instance_id", "brief", "cutoff"}
+    first, second = listed[0], listed[1]
     runs, trajectories = tmp_path / "mcp-run.jsonl", tmp_path / "mcp-traj.jsonl"
-    server = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m", "inspire_build", "env", "mcp", "--split", "eval", "--budget", "2",
-            "--run", str(runs), "--trajectories", str(trajectories), "--warehouse", str(path),
-        ],
-    )  # fmt: skip
+
+    def server(instance: dict[str, str]) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=sys.executable,
+            args=[
+                "-m", "inspire_build", "env", "mcp", "--instance", instance["instance_id"],
+                "--split", "eval", "--budget", "2", "--run", str(runs),
+                "--trajectories", str(trajectories), "--warehouse", str(path),
+            ],
+        )  # fmt: skip
+
     seen: dict[str, Any] = {}
 
     async def drive() -> None:
-        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
+        async with (
+            stdio_client(server(first)) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            opened = await session.initialize()
+            assert opened.instructions is not None and first["brief"] in opened.instructions
+            assert "Budget: 2 calls, 2 left" in opened.instructions
             tools = {tool.name for tool in (await session.list_tools()).tools}
-            assert tools == {"instances", "start", "search", "read", "submit"}
-            refused = await session.call_tool("search", {"token": "", "query": "x"})
-            assert refused.isError  # no session token, and the error says what to call
-            assert "start an instance first (the start tool" in str(refused.content)
-            listed = _answer(await session.call_tool("instances", {}))
-            assert len(listed) >= 2 and set(listed[0]) == {"instance_id", "brief", "cutoff"}
-            first, second = listed[0], listed[1]
-            opened = _answer(
-                await session.call_tool("start", {"instance_id": first["instance_id"]})
-            )
-            assert opened["budget"] == 2 and opened["brief"] == first["brief"]
-            token = opened["token"]
+            assert tools == {"search", "read", "submit"}
 
             async def call(name: str, **arguments: Any) -> Any:
-                return _answer(await session.call_tool(name, {"token": token, **arguments}))
+                return _answer(await session.call_tool(name, arguments))
 
             found = await call("search", query=first["brief"], k=10)
             assert found["status"] == "ok" and found["results"] and found["budget_left"] == 1
@@ -318,11 +323,16 @@ def test_an_agent_over_mcp_stdio_from_search_to_a_scored_submission(
             assert "scores" not in answer  # never returned to the agent
             after = await call("read", paper_id=ranking[0])
             assert after["status"] == "submitted"  # the session ended with the submission
-            # Left open when the client goes: kept open in the warehouse, to be resumed.
-            _answer(await session.call_tool("start", {"instance_id": second["instance_id"]}))
-            seen.update(first=first, second=second, ranking=ranking)
+            seen.update(ranking=ranking)
+        # Left open when the client goes: kept open in the warehouse, to be resumed.
+        async with (
+            stdio_client(server(second)) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
 
     anyio.run(drive)
+    seen.update(first=first, second=second)
 
     con = duckdb.connect(str(path), read_only=True)
     try:

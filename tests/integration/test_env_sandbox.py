@@ -148,12 +148,17 @@ def test_an_external_agent_over_http_from_search_to_a_scored_submission(
             on_submit=submitted,
             judge=server.judge_from(con, version),
         )
-        with server.running(server.create_app(sessions)) as url, httpx.Client(base_url=url) as http:
+        key = server.new_operator_key()
+        operator = {"Authorization": f"Bearer {key}"}
+        app = server.create_app(sessions, key)
+        with server.running(app) as url, httpx.Client(base_url=url) as http:
             assert http.post("/search", json={"query": "x"}).status_code == 401  # no token
-            listed = http.get("/instances").json()
+            assert http.get("/instances").status_code == 401  # the operator's, by its key
+            listed = http.get("/instances", headers=operator).json()
             assert listed and set(listed[0]) == {"instance_id", "brief", "cutoff"}
             first = listed[0]
-            opened = http.post("/start", json={"instance_id": first["instance_id"]}).json()
+            start = {"instance_id": first["instance_id"]}
+            opened = http.post("/start", json=start, headers=operator).json()
             assert opened["budget"] == 3 and opened["brief"] == first["brief"]
             token = opened["token"]
             found = http.post(

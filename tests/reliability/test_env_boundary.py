@@ -1,6 +1,7 @@
 """The search environment's boundary, attacked as a competitor would: over real HTTP and over
-real MCP stdio, every attack is refused and charged nothing, and a server killed with SIGKILL
-and restarted resumes an open session with the budget it had spent.
+real MCP stdio, every attack is refused, names nothing it refused and is charged nothing, and a
+server killed with SIGKILL and restarted resumes an open session with the budget it had spent.
+(The operator/agent split, across instances and cutoffs: ``test_env_operator.py``.)
 
 The warehouse is small and written directly (two instances, a handful of works), so these run
 in seconds with no sandbox build.
@@ -39,7 +40,9 @@ from inspire_build.local_server import free_port
 from inspire_build.models import DatePrecision, Source
 
 VERSION = "v1"
-LONG_QUERY = "q" * 2000  # a 2 kB query: over the 1,000-character bound
+LONG_QUERY = "q" * 5000  # a 5 kB query: over the 4,000-character bound
+BLANK = "\u200b\u3000\ufeff \u2060\u200c\u200d\t"  # blank once zero-widths are trimmed
+SENTINEL = "zq7"  # in a refused value; never in a refusal
 TWO_MB = 2_000_000
 TITLES = {
     "W1": "Sparse retrieval indexes",
@@ -104,6 +107,8 @@ def test_over_http_every_attack_is_refused_and_charged_nothing(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     path = _warehouse(tmp_path / "w.duckdb")
+    key = server.new_operator_key()
+    operator = {"Authorization": f"Bearer {key}"}
     with warehouse.open_warehouse(path) as con:
         sessions = server.ToolSessions(
             store.load_tasks(con, VERSION),
@@ -113,15 +118,18 @@ def test_over_http_every_attack_is_refused_and_charged_nothing(
             run_name="attack",
             version=VERSION,
         )
-        with server.running(server.create_app(sessions)) as url, httpx.Client(base_url=url) as http:
-            mine = http.post("/start", json={"instance_id": "i1"}).json()
+        app = server.create_app(sessions, key)
+        with server.running(app) as url, httpx.Client(base_url=url) as http:
+            mine = http.post("/start", json={"instance_id": "i1"}, headers=operator).json()
             token = mine["token"]
             found = http.post("/search", json={"token": token, "query": "sparse retrieval"})
             assert found.json()["budget_left"] == 2
-            theirs = http.post("/start", json={"instance_id": "i2"}).json()
+            theirs = http.post("/start", json={"instance_id": "i2"}, headers=operator).json()
 
             def left(instance: str, key: str) -> int:
-                resumed = http.post("/start", json={"instance_id": instance, "token": key})
+                resumed = http.post(
+                    "/start", json={"instance_id": instance, "token": key}, headers=operator
+                )
                 assert resumed.status_code == 200 and resumed.json()["resumed"], resumed.text
                 return int(resumed.json()["budget_left"])
 
@@ -137,14 +145,20 @@ def test_over_http_every_attack_is_refused_and_charged_nothing(
             big = json.dumps({"token": token, "query": "q" * TWO_MB}).encode()
             attacks: dict[str, tuple[Callable[[], httpx.Response], int]] = {
                 "a restart without the token": (
-                    lambda: http.post("/start", json={"instance_id": "i1"}),
+                    lambda: http.post("/start", json={"instance_id": "i1"}, headers=operator),
                     409,
                 ),
                 "a restart with another session's token": (
                     lambda: http.post(
-                        "/start", json={"instance_id": "i1", "token": theirs["token"]}
+                        "/start",
+                        json={"instance_id": "i1", "token": theirs["token"]},
+                        headers=operator,
                     ),
                     409,
+                ),
+                "an unknown instance": (
+                    lambda: http.post("/start", json={"instance_id": SENTINEL}, headers=operator),
+                    404,
                 ),
                 "another session's token": (
                     lambda: http.post(
@@ -154,23 +168,35 @@ def test_over_http_every_attack_is_refused_and_charged_nothing(
                     403,
                 ),
                 "a forged token": (
-                    lambda: http.post("/read", json={"token": "x" * 43, "paper_id": "W1"}),
+                    lambda: http.post("/read", json={"token": SENTINEL * 15, "paper_id": "W1"}),
                     403,
                 ),
                 "no token": (lambda: http.post("/read", json={"paper_id": "W1"}), 401),
                 "k = 0": (lambda: search(k=0), 422),
                 "k = -3": (lambda: search(k=-3), 422),
                 "k = 1000": (lambda: search(k=1000), 422),
-                "k not an integer": (lambda: search(k="ten"), 422),
+                "k not an integer": (lambda: search(k=SENTINEL), 422),
+                "k = true": (lambda: search(k=True), 422),
+                'k = "10"': (lambda: search(k="10"), 422),
+                "k = 2.0": (lambda: search(k=2.0), 422),
+                "k = 7.5": (lambda: search(k=7.5), 422),
                 "an empty query": (lambda: search(""), 422),
                 "a blank query": (lambda: search("   "), 422),
-                "a 2 kB query": (lambda: search(LONG_QUERY), 422),
+                "a query of zero-width and ideographic spaces": (lambda: search(BLANK), 422),
+                "a 5 kB query": (lambda: search(SENTINEL * 2000), 422),
+                "a query that is not a string": (lambda: search([SENTINEL]), 422),
                 "a 201-character ID": (
-                    lambda: http.post("/read", json={"token": token, "paper_id": "W" * 201}),
+                    lambda: http.post("/read", json={"token": token, "paper_id": SENTINEL * 67}),
                     422,
                 ),
                 "1,001 submitted IDs": (
-                    lambda: http.post("/submit", json={"token": token, "ranking": ["W1"] * 1001}),
+                    lambda: http.post(
+                        "/submit", json={"token": token, "ranking": [SENTINEL] * 1001}
+                    ),
+                    422,
+                ),
+                "a submitted ID that is not a string": (
+                    lambda: http.post("/submit", json={"token": token, "ranking": [73571]}),
                     422,
                 ),
                 "a 2 MB body": (
@@ -185,11 +211,32 @@ def test_over_http_every_attack_is_refused_and_charged_nothing(
                     ),
                     413,
                 ),
+                "a foreign Host (DNS rebinding)": (
+                    lambda: http.post(
+                        "/search",
+                        json={"token": token, "query": "sparse"},
+                        headers={"Host": f"{SENTINEL}.example"},
+                    ),
+                    400,
+                ),
+                "the operator's list without the key": (lambda: http.get("/instances"), 401),
+                "a start with the agent's own token as the key": (
+                    lambda: http.post(
+                        "/start",
+                        json={"instance_id": "i2"},
+                        headers={"Authorization": f"Bearer {token}"},
+                    ),
+                    403,
+                ),
             }
             for name, (attack, status) in attacks.items():
                 response = attack()
                 assert response.status_code == status, (name, response.text)
-                assert response.json()["error"] and len(response.text) < 300, name
+                assert len(response.text) < 300, name
+                for echo in (SENTINEL, "73571", "7.5", "2.0", "true", "True", token, key):
+                    assert echo not in response.text, (name, echo, response.text)
+                if status != 400:  # the Host check answers before the app, in plain text
+                    assert response.json()["error"], name
                 assert (left("i1", token), left("i2", theirs["token"])) == (2, 3), name
 
             final = http.post("/submit", json={"token": token, "ranking": ["openalex:W1"]}).json()
@@ -198,14 +245,17 @@ def test_over_http_every_attack_is_refused_and_charged_nothing(
             assert (again["status"], again["ranking"]) == ("submitted", ["openalex:W1"])
             after = search().json()
             assert (after["status"], after["budget_left"]) == ("submitted", 2)
-            restart = http.post("/start", json={"instance_id": "i1", "token": token})
+            restart = http.post(
+                "/start", json={"instance_id": "i1", "token": token}, headers=operator
+            )
             assert restart.status_code == 409 and "final" in restart.json()["error"]
         assert _steps(con) == [("i1", 1, "search", "sparse retrieval")]
         assert _sessions(con) == [
             ("i1", "submitted", 1, ["openalex:W1"]),
             ("i2", "open", 0, None),
         ]
-    assert "q" * 1001 not in caplog.text  # nothing out of bounds was logged verbatim
+    assert SENTINEL * 2 not in caplog.text  # nothing out of bounds was logged verbatim
+    assert key not in caplog.text and token not in caplog.text
 
 
 # --- MCP ----------------------------------------------------------------------------------------
@@ -218,132 +268,131 @@ def _result(result: CallToolResult) -> Any:
     return structured["result"] if set(structured) == {"result"} else structured
 
 
+def _mcp_command(path: Path, kept: Path, *more: str) -> list[str]:
+    return [
+        "-m", "inspire_build", "env", "mcp", "--instance", "i1", "--version", VERSION,
+        "--budget", "3", "--session-file", str(kept), "--warehouse", str(path), *more,
+    ]  # fmt: skip
+
+
 def test_over_mcp_every_attack_is_a_tool_error_and_charged_nothing(tmp_path: Path) -> None:
     path = _warehouse(tmp_path / "w.duckdb")
     runs, trajectories = tmp_path / "run.jsonl", tmp_path / "traj.jsonl"
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m", "inspire_build", "env", "mcp", "--version", VERSION, "--budget", "3",
-            "--run", str(runs), "--trajectories", str(trajectories), "--warehouse", str(path),
-        ],
-    )  # fmt: skip
+    kept = tmp_path / "i1.token"
+    args = _mcp_command(path, kept, "--run", str(runs), "--trajectories", str(trajectories))
+    params = StdioServerParameters(command=sys.executable, args=args)
     errors = tmp_path / "stderr.log"
     answers: dict[str, Any] = {}
 
-    async def drive() -> None:
-        with errors.open("w") as errlog:
+    async def first() -> None:  # the operator starts a server for i1; its agent searches once
+        with errors.open("a") as errlog:
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
                 ClientSession(read, write) as session,
             ):
-                await session.initialize()
+                answers["opened"] = (await session.initialize()).instructions
+                found = _result(await session.call_tool("search", {"query": "sparse retrieval"}))
+                answers["found"] = found
 
-                async def call(name: str, **arguments: Any) -> CallToolResult:
-                    return await session.call_tool(name, arguments)
+    async def second() -> None:  # restarted: the same session, resumed from the kept token
+        with errors.open("a") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                answers["resumed"] = (await session.initialize()).instructions
+                tools = {tool.name for tool in (await session.list_tools()).tools}
+                assert tools == {"search", "read", "submit"}
 
-                mine = _result(await call("start", instance_id="i1"))
-                token = mine["token"]
-                found = _result(await call("search", token=token, query="sparse retrieval"))
-                assert found["budget_left"] == 2
-                theirs = _result(await call("start", instance_id="i2"))
-
-                async def left(instance: str, key: str) -> int:
-                    resumed = _result(await call("start", instance_id=instance, token=key))
-                    assert resumed["resumed"]
-                    return int(resumed["budget_left"])
+                async def search(**arguments: Any) -> CallToolResult:
+                    return await session.call_tool("search", {"query": "sparse", **arguments})
 
                 attacks: dict[str, tuple[str, dict[str, Any], str]] = {
-                    "a restart without the token": ("start", {"instance_id": "i1"}, "another"),
-                    "a restart with another session's token": (
-                        "start",
-                        {"instance_id": "i1", "token": theirs["token"]},
-                        "another session",
-                    ),
-                    "another session's token": (
+                    "the operator's list": ("instances", {}, "no such tool"),
+                    "a start of another instance": ("start", {"instance_id": "i2"}, "no such"),
+                    "k = 0": ("search", {"query": "sparse", "k": 0}, "k is out of bounds"),
+                    "k = -3": ("search", {"query": "sparse", "k": -3}, "k is out of bounds"),
+                    "k = 7777": ("search", {"query": "sparse", "k": 7777}, "k is out of bounds"),
+                    "k = true": ("search", {"query": "sparse", "k": True}, "k must be an integer"),
+                    'k = "10"': ("search", {"query": "sparse", "k": "10"}, "k must be an integer"),
+                    "k = 2.0": ("search", {"query": "sparse", "k": 2.0}, "k must be an integer"),
+                    "an empty query": ("search", {"query": ""}, "query is empty"),
+                    "a blank query": ("search", {"query": BLANK}, "query is empty"),
+                    "a 5 kB query": ("search", {"query": SENTINEL * 2000}, "query is too long"),
+                    "a 2 MB query": ("search", {"query": "q" * TWO_MB}, "query is too long"),
+                    "a query that is not a string": (
                         "search",
-                        {"token": theirs["token"], "query": "sparse", "instance_id": "i1"},
-                        "not for instance",
-                    ),
-                    "a forged token": (
-                        "read",
-                        {"token": "x" * 43, "paper_id": "W1"},
-                        "unknown session token",
-                    ),
-                    "k = 0": ("search", {"token": token, "query": "sparse", "k": 0}, "k is 0"),
-                    "k = -3": ("search", {"token": token, "query": "sparse", "k": -3}, "k is -3"),
-                    "k = 1000": (
-                        "search",
-                        {"token": token, "query": "sparse", "k": 1000},
-                        "k is 1000",
-                    ),
-                    "an empty query": ("search", {"token": token, "query": ""}, "query is empty"),
-                    "a 2 kB query": (
-                        "search",
-                        {"token": token, "query": LONG_QUERY},
-                        "query is 2,000 characters",
-                    ),
-                    "a 2 MB query": (
-                        "search",
-                        {"token": token, "query": "q" * TWO_MB},
-                        "query is 2,000,000 characters",
+                        {"query": [SENTINEL]},
+                        "malformed call of search: query",
                     ),
                     "a 201-character ID": (
                         "read",
-                        {"token": token, "paper_id": "W" * 201},
-                        "paper_id is 201 characters",
+                        {"paper_id": SENTINEL * 67},
+                        "paper_id is too long",
                     ),
                     "1,001 submitted IDs": (
                         "submit",
-                        {"token": token, "ranking": ["W1"] * 1001},
+                        {"ranking": ["W1"] * 1001},
                         "at most 1,000",
                     ),
                     "an oversized submitted ID": (
                         "submit",
-                        {"token": token, "ranking": ["W1", "W" * 201]},
-                        "ranking[2] is 201 characters",
+                        {"ranking": ["W1", SENTINEL * 67]},
+                        "ranking[2] is too long",
                     ),
                 }
                 for name, (tool, arguments, reason) in attacks.items():
                     refused = await session.call_tool(tool, arguments)
-                    assert refused.isError, name
-                    assert reason in str(refused.content), (name, refused.content)
-                    assert len(str(refused.content)) < 600, name  # the value is not echoed
-                    assert (await left("i1", token), await left("i2", theirs["token"])) == (2, 3)
+                    said = str(refused.content)
+                    assert refused.isError and reason in said, (name, said)
+                    assert len(said) < 600, name
+                    for echo in (SENTINEL, "7777", "2.0", "True", "true"):
+                        assert echo not in said, (name, echo, said)
+                answers["read"] = _result(await session.call_tool("read", {"paper_id": "W1"}))
+                final = _result(await session.call_tool("submit", {"ranking": ["openalex:W1"]}))
+                again = _result(await session.call_tool("submit", {"ranking": ["openalex:W2"]}))
+                after = _result(await search())
+                answers.update(final=final, again=again, after=after)
 
-                final = _result(await call("submit", token=token, ranking=["openalex:W1"]))
-                again = _result(await call("submit", token=token, ranking=["openalex:W2"]))
-                after = _result(await call("search", token=token, query="sparse"))
-                restart = await call("start", instance_id="i1", token=token)
-                answers.update(final=final, again=again, after=after, restart=restart)
+    anyio.run(first)
+    anyio.run(second)
 
-    anyio.run(drive)
-
+    assert "Cutoff: 2024-06-01" in answers["opened"] and "3 calls, 3 left" in answers["opened"]
+    assert answers["found"]["budget_left"] == 2
+    assert "3 calls, 2 left" in answers["resumed"]  # the restart reset nothing
+    assert (answers["read"]["status"], answers["read"]["budget_left"]) == ("ok", 1)
     assert answers["final"]["status"] == "ok" and "scores" not in answers["final"]
     assert (answers["again"]["status"], answers["again"]["ranking"]) == (
         "submitted",
         ["openalex:W1"],
     )
-    assert (answers["after"]["status"], answers["after"]["budget_left"]) == ("submitted", 2)
-    assert answers["restart"].isError and "final" in str(answers["restart"].content)
+    assert (answers["after"]["status"], answers["after"]["budget_left"]) == ("submitted", 1)
+    # Once submitted, a third start of the server is refused: the submission is final.
+    third = subprocess.run(
+        [sys.executable, *args], input="", capture_output=True, text=True, timeout=120
+    )
+    assert third.returncode != 0 and "final" in third.stderr and "Traceback" not in third.stderr
     con = duckdb.connect(str(path), read_only=True)
     try:
-        assert _steps(con) == [("i1", 1, "search", "sparse retrieval")]
-        assert _sessions(con) == [
-            ("i1", "submitted", 1, ["openalex:W1"]),
-            ("i2", "open", 0, None),
-        ]
+        assert _steps(con) == [("i1", 1, "search", "sparse retrieval"), ("i1", 2, "read", "W1")]
+        assert _sessions(con) == [("i1", "submitted", 2, ["openalex:W1"])]  # i2: untouched
     finally:
         con.close()
+    token = kept.read_text().strip()
+    assert kept.stat().st_mode & 0o777 == 0o600 and len(token) >= 40
     assert len(runs.read_text().splitlines()) == 1  # one final submission, one run line
-    assert "q" * 1001 not in errors.read_text()
+    logged = errors.read_text() + third.stderr
+    assert SENTINEL * 2 not in logged and token not in logged
 
 
 # --- a killed server ----------------------------------------------------------------------------
 
 
-def _serve(path: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    """``inspire env serve`` as users run it, in its own process; returns once it answers."""
+def _serve(path: Path, port: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``inspire env serve`` as users run it, in its own process; returns once it answers the
+    operator, with the operator key it wrote."""
+    key_file = path.with_name(path.name + ".operator-key")  # the documented default
+    key_file.unlink(missing_ok=True)
     command = [
         sys.executable, "-m", "inspire_build", "env", "serve", "--version", VERSION,
         "--budget", "4", "--port", str(port), "--run-name", "killed", "--warehouse", str(path),
@@ -354,11 +403,19 @@ def _serve(path: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(f"the server exited: {log.read_text()}")
+        key = key_file.read_text().strip() if key_file.exists() else ""
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/instances", timeout=1).status_code == 200:
-                return process
+            answer = httpx.get(
+                f"http://127.0.0.1:{port}/instances",
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=1,
+            )
+            if key and answer.status_code == 200:
+                assert key_file.stat().st_mode & 0o777 == 0o600
+                return process, key
         except httpx.TransportError:
-            time.sleep(0.1)
+            pass
+        time.sleep(0.1)
     process.kill()
     raise AssertionError(f"the server did not answer within 60 s: {log.read_text()}")
 
@@ -369,10 +426,12 @@ def test_a_server_killed_and_restarted_resumes_an_open_session_with_its_spent_bu
     path = _warehouse(tmp_path / "w.duckdb")
     log = tmp_path / "serve.log"
     port = free_port()
-    first = _serve(path, port, log)
+    first, key = _serve(path, port, log)
     try:
         url = f"http://127.0.0.1:{port}"
-        token = httpx.post(f"{url}/start", json={"instance_id": "i1"}).json()["token"]
+        operator = {"Authorization": f"Bearer {key}"}
+        opened = httpx.post(f"{url}/start", json={"instance_id": "i1"}, headers=operator)
+        token = opened.json()["token"]
         for query in ("sparse retrieval", "memory"):
             found = httpx.post(f"{url}/search", json={"token": token, "query": query}).json()
         assert found["budget_left"] == 2
@@ -381,18 +440,27 @@ def test_a_server_killed_and_restarted_resumes_an_open_session_with_its_spent_bu
         first.wait(timeout=30)
 
     port = free_port()
-    second = _serve(path, port, log)
+    second, new_key = _serve(path, port, log)
     try:
         url = f"http://127.0.0.1:{port}"
-        assert httpx.post(f"{url}/start", json={"instance_id": "i1"}).status_code == 409
-        resumed = httpx.post(f"{url}/start", json={"instance_id": "i1", "token": token}).json()
-        assert (resumed["budget"], resumed["budget_left"], resumed["resumed"]) == (4, 2, True)
+        assert new_key != key  # a new key each start: the old one opens nothing
+        stale = httpx.post(
+            f"{url}/start", json={"instance_id": "i1", "token": token}, headers=operator
+        )
+        assert stale.status_code == 403
+        operator = {"Authorization": f"Bearer {new_key}"}
+        start = {"instance_id": "i1"}
+        assert httpx.post(f"{url}/start", json=start, headers=operator).status_code == 409
+        resumed = httpx.post(f"{url}/start", json={**start, "token": token}, headers=operator)
+        body = resumed.json()
+        assert (body["budget"], body["budget_left"], body["resumed"]) == (4, 2, True)
         more = httpx.post(f"{url}/read", json={"token": token, "paper_id": "W1"}).json()
         assert (more["status"], more["budget_left"]) == ("ok", 1)
     finally:
         second.send_signal(signal.SIGINT)
         second.wait(timeout=30)
 
+    assert not path.with_name(path.name + ".operator-key").exists()  # removed on a clean stop
     con = duckdb.connect(str(path), read_only=True)
     try:
         assert [step[1:] for step in _steps(con)] == [
@@ -405,7 +473,9 @@ def test_a_server_killed_and_restarted_resumes_an_open_session_with_its_spent_bu
         ]
     finally:
         con.close()
-    assert token not in log.read_text() and token.encode() not in path.read_bytes()
+    text = log.read_text()
+    assert token not in text and token.encode() not in path.read_bytes()
+    assert text.count(key) == 1 and text.count(new_key) == 1  # each key shown once
 
 
 def test_the_debugging_mode_warns_and_marks_what_it_touched(tmp_path: Path) -> None:
@@ -415,8 +485,9 @@ def test_the_debugging_mode_warns_and_marks_what_it_touched(tmp_path: Path) -> N
     params = StdioServerParameters(
         command=sys.executable,
         args=[
-            "-m", "inspire_build", "env", "mcp", "--version", VERSION, "--warehouse", str(path),
-            "--trajectories", str(trajectories), "--debug-reveal-scores-to-agent",
+            "-m", "inspire_build", "env", "mcp", "--instance", "i1", "--version", VERSION,
+            "--warehouse", str(path), "--trajectories", str(trajectories),
+            "--debug-reveal-scores-to-agent",
         ],
     )  # fmt: skip
     answers: list[Any] = []
@@ -428,8 +499,7 @@ def test_the_debugging_mode_warns_and_marks_what_it_touched(tmp_path: Path) -> N
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()
-                token = _result(await session.call_tool("start", {"instance_id": "i1"}))["token"]
-                submit = {"token": token, "ranking": ["openalex:W1"]}
+                submit = {"ranking": ["openalex:W1"]}
                 answers.append(_result(await session.call_tool("submit", submit)))
 
     anyio.run(drive)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -351,22 +352,30 @@ def test_sessions_are_logged_in_the_warehouse(built: duckdb.DuckDBPyConnection) 
 @pytest.mark.parametrize(
     ("check", "value", "message"),
     [
-        (limits.k, 0, "k is 0; it must be from 1 to 100"),
-        (limits.k, -3, "k is -3"),
-        (limits.k, 1000, "k is 1000"),
+        (limits.k, 0, "k is out of bounds; it must be from 1 to 100"),
+        (limits.k, -37, "k is out of bounds"),
+        (limits.k, 7777, "k is out of bounds"),
         (limits.k, True, "k must be an integer"),
         (limits.k, 2.5, "k must be an integer"),
+        (limits.k, 2.0, "k must be an integer"),  # a JSON number that is not an integer
+        (limits.k, "10", "k must be an integer"),
         (limits.query, "", "query is empty"),
         (limits.query, " \n\t ", "query is empty"),
-        (limits.query, "q" * 1001, "query is 1,001 characters; at most 1,000"),
+        (limits.query, "\u200b\u200c\u200d\u2060\ufeff\u3000 \t", "query is empty"),
+        (limits.query, "q" * 4001, "query is too long; at most 4,000 characters"),
         (limits.query, 7, "query must be a string"),
-        (limits.paper_id, "W" * 201, "paper_id is 201 characters; at most 200"),
+        (limits.paper_id, "W" * 201, "paper_id is too long; at most 200 characters"),
         (limits.paper_id, "  ", "paper_id is empty"),
-        (limits.ranking, ["a"] * 1001, "ranking holds 1,001 IDs; a submission holds at most 1,000"),
-        (limits.ranking, ["a", "b" * 201], "ranking[2] is 201 characters"),
+        (limits.paper_id, "\ufeff\u200b", "paper_id is empty"),
+        (
+            limits.ranking,
+            ["a"] * 1001,
+            "ranking holds too many IDs; a submission holds at most 1,000",
+        ),
+        (limits.ranking, ["a", "b" * 201], "ranking[2] is too long; an ID has at most 200"),
         (limits.ranking, ["a", 3], "ranking[2] is not a string"),
         (limits.ranking, "a", "ranking must be a list"),
-        (limits.token, "t" * 201, "token is 201 characters"),
+        (limits.token, "t" * 201, "token is too long"),
     ],
 )
 def test_limits_refuse_out_of_bounds_values_naming_the_bound_not_the_value(
@@ -374,16 +383,21 @@ def test_limits_refuse_out_of_bounds_values_naming_the_bound_not_the_value(
 ) -> None:
     with pytest.raises(OutOfBounds, match=re.escape(message)) as refused:
         check(value)  # type: ignore[operator]
-    assert len(str(refused.value)) < 120  # the value itself is never echoed
+    said = str(refused.value)
+    assert len(said) < 120  # the value itself is never echoed, nor its length
+    for echo in ("37", "7777", "2.0", "2.5", "True", "4001", "4,001", "201", "1001", "1,001"):
+        assert echo not in said
 
 
 def test_limits_pass_values_in_bounds() -> None:
     assert [limits.k(1), limits.k(100)] == [1, 100]
     assert limits.query("  sparse retrieval ") == "sparse retrieval"
-    assert limits.query("q" * 1000) == "q" * 1000
+    assert limits.query("q" * 4000) == "q" * 4000
+    assert limits.query("\u200b\u3000sparse\u200bretrieval\ufeff ") == "sparse\u200bretrieval"
     assert limits.paper_id("W" * 200) == "W" * 200
     assert limits.ranking(["a"] * 1000) == ["a"] * 1000
     assert limits.token(None) is None and limits.token("  ") is None
+    assert limits.token("\u200b\u2060") is None
 
 
 def _sessions(con: duckdb.DuckDBPyConnection, budget: int = 2, **kw: object) -> ToolSessions:
@@ -428,7 +442,7 @@ def test_each_session_is_bound_to_its_token_and_one_client_holds_several(
         sessions.search(None, "sparse retrieval")
     with pytest.raises(WrongToken, match="unknown session token"):
         sessions.read("forged-" + first["token"], "W1")
-    with pytest.raises(WrongToken, match="not for instance 'i1'"):
+    with pytest.raises(WrongToken, match="not for that instance"):
         sessions.read(second["token"], "W1", instance_id="i1")
     with pytest.raises(WrongToken):
         sessions.submit(second["token"], ["openalex:W1"], instance_id="i1")
@@ -514,7 +528,11 @@ def test_out_of_bounds_calls_are_refused_and_charged_nothing(
         lambda: sessions.search(token, "sparse", -3),
         lambda: sessions.search(token, "sparse", 1000),
         lambda: sessions.search(token, ""),
-        lambda: sessions.search(token, "q" * 2000),
+        lambda: sessions.search(token, "q" * 5000),
+        lambda: sessions.search(token, "\u200b\u3000\ufeff \u2060\u200c\u200d"),
+        lambda: sessions.search(token, "sparse", True),
+        lambda: sessions.search(token, "sparse", "10"),
+        lambda: sessions.search(token, "sparse", 2.0),
         lambda: sessions.read(token, "W" * 201),
         lambda: sessions.submit(token, ["W1"] * 1001),
         lambda: sessions.start("i" * 201),
@@ -594,7 +612,9 @@ def test_a_refused_read_does_the_same_backend_work_whether_the_id_exists_or_not(
     assert {(s.tool, s.exposed) for s in env.steps[:-1]} == {("read", ())}
 
 
-def test_the_mcp_server_exposes_the_same_tools(built: duckdb.DuckDBPyConnection) -> None:
+def test_the_mcp_server_serves_one_session_with_the_agents_three_tools_only(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
     import json
 
     import anyio
@@ -602,7 +622,14 @@ def test_the_mcp_server_exposes_the_same_tools(built: duckdb.DuckDBPyConnection)
 
     from inspire_build.env.mcp_server import create_mcp
 
-    mcp = create_mcp(_sessions(built))
+    _second_instance(built)
+    sessions = _sessions(built)
+    token = sessions.start("i1")["token"]
+    other = sessions.start("i2")["token"]
+    mcp = create_mcp(sessions, token)
+    assert mcp.instructions is not None
+    assert "Sparse retrieval indexes must scale" in mcp.instructions
+    assert "2024-06-01" in mcp.instructions and token not in mcp.instructions
 
     async def call(name: str, arguments: dict[str, object]) -> dict[str, object]:
         blocks = await mcp.call_tool(name, arguments)
@@ -611,19 +638,139 @@ def test_the_mcp_server_exposes_the_same_tools(built: duckdb.DuckDBPyConnection)
         return dict(json.loads(first.text))  # type: ignore[union-attr]
 
     async def session() -> list[dict[str, object]]:
-        tools = {tool.name for tool in await mcp.list_tools()}
-        assert tools == {"instances", "start", "search", "read", "submit"}
-        opened = await call("start", {"instance_id": "i1"})
-        token = opened["token"]
-        for k in (0, -3, 1000):
-            with pytest.raises(ToolError, match=f"k is {k}"):
-                await call("search", {"token": token, "query": "sparse retrieval", "k": k})
+        tools = {tool.name: tool for tool in await mcp.list_tools()}
+        assert set(tools) == {"search", "read", "submit"}  # no instances, no start
+        assert tools["search"].inputSchema["properties"]["k"]["type"] == "integer"
+        for name in ("start", "instances", "x" * 300):
+            with pytest.raises(ToolError, match="no such tool") as refused:
+                await call(name, {"instance_id": "i2"})
+            assert "x" * 300 not in str(refused.value)
+        for k in (0, -37, 7777, True, "10", 2.0):
+            with pytest.raises(ToolError) as refused:
+                await call("search", {"query": "sparse retrieval", "k": k})
+            said = str(refused.value)  # one of two fixed texts: no value can be in it
+            assert said.endswith(("k is out of bounds; it must be from 1 to 100",
+                                  "k must be an integer from 1 to 100")), said  # fmt: skip
         with pytest.raises(ToolError, match="query is empty"):
-            await call("search", {"token": token, "query": "  "})
-        found = await call("search", {"token": token, "query": "sparse retrieval", "k": 5})
-        submitted = await call("submit", {"token": token, "ranking": ["openalex:W1"]})
-        return [opened, found, submitted]
+            await call("search", {"query": "\u200b\u3000\ufeff"})
+        with pytest.raises(ToolError, match="malformed call of search: query") as refused:
+            await call("search", {"query": 98765})
+        assert "98765" not in str(refused.value)
+        # a token or instance passed as an argument is no argument of these tools: ignored
+        found = await call("search", {"query": "sparse retrieval", "k": 5, "token": other})
+        submitted = await call("submit", {"ranking": ["openalex:W1"], "instance_id": "i2"})
+        return [found, submitted]
 
-    opened, found, submitted = anyio.run(session)
-    assert opened["budget"] == 2 and found["status"] == "ok" and found["budget_left"] == 1
-    assert submitted["ranking"] == ["openalex:W1"] and "scores" not in submitted
+    found, submitted = anyio.run(session)
+    assert found["status"] == "ok" and found["budget_left"] == 1
+    assert submitted["instance_id"] == "i1" and submitted["ranking"] == ["openalex:W1"]
+    assert "scores" not in submitted
+    assert _steps(built) == [("i1", 1, "search", "sparse retrieval")]  # i2 spent nothing
+    assert sessions.start("i2", token=other)["budget_left"] == 2
+
+
+def test_an_agent_in_process_holds_one_sessions_tools_and_the_operator_ends_it(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
+    from inspire_build.env.server import SessionTools
+
+    _second_instance(built)
+    sessions = _sessions(built, budget=3)
+    token = sessions.start("i1", "bm25-brief")["token"]
+    tools = SessionTools(sessions, token)
+    assert (tools.brief, tools.cutoff) == (
+        "Sparse retrieval indexes must scale to sharded memory.",
+        dt.date(2024, 6, 1),
+    )
+    assert not any(hasattr(tools, name) for name in ("start", "instances", "tasks", "finish"))
+    assert tools.read("W55").status is Status.NOT_AVAILABLE  # the target's twin
+    assert tools.read("W3").status is Status.NOT_AVAILABLE  # after the cutoff
+    ended = sessions.finish(token)  # the agent returned without submitting
+    assert ended.steps and ended.run_line() == {"instance_id": "i1", "ranking": []}
+    assert tools.search("sparse").status is Status.SUBMITTED  # final: nothing more is charged
+    with pytest.raises(AlreadySubmitted):
+        sessions.start("i1", token=token)
+    assert built.execute(
+        "SELECT instance_id, status, calls, finished_at IS NOT NULL FROM env_sessions"
+    ).fetchall() == [("i1", "abandoned", 2, True)]
+
+
+def test_agent_runs_take_the_operators_path_one_logged_session_per_instance(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
+    _second_instance(built)
+    sessions = _sessions(built, budget=4, run_name="multi-query-test")
+    envs = run.run_operated(agents.MultiQueryAgent(), sessions)
+    assert [env.task.instance_id for env in envs] == ["i1", "i2"]
+    assert all(env.submitted is not None and len(env.steps) <= 4 for env in envs)
+    rows = built.execute(
+        "SELECT instance_id, agent, run_name, status, calls, token_sha256 IS NOT NULL "
+        "FROM env_sessions ORDER BY instance_id"
+    ).fetchall()
+    assert rows == [
+        ("i1", "multi-query", "multi-query-test", "submitted", len(envs[0].steps), True),
+        ("i2", "multi-query", "multi-query-test", "submitted", len(envs[1].steps), True),
+    ]
+    steps = built.execute("SELECT count(*) FROM env_steps").fetchone()
+    assert steps == (len(envs[0].steps) + len(envs[1].steps),)
+
+
+def _http(sessions: ToolSessions, key: str) -> Any:
+    from fastapi.testclient import TestClient
+
+    from inspire_build.env.server import create_app
+
+    return TestClient(create_app(sessions, key, allowed_hosts=("testserver",)))
+
+
+def test_over_http_only_the_operator_key_lists_and_starts(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
+    from inspire_build.env.server import new_operator_key
+
+    key = new_operator_key()
+    http = _http(_sessions(built), key)
+    operator = {"Authorization": f"Bearer {key}"}
+    assert http.get("/instances").status_code == 401
+    assert http.post("/start", json={"instance_id": "i1"}).status_code == 401
+    token = http.post("/start", json={"instance_id": "i1"}, headers=operator).json()["token"]
+    as_agent = {"Authorization": f"Bearer {token}"}
+    for call in (
+        lambda: http.get("/instances", headers=as_agent),
+        lambda: http.post("/start", json={"instance_id": "i1", "token": token}, headers=as_agent),
+        lambda: http.get("/instances", headers={"Authorization": f"Bearer {key}x"}),
+    ):
+        refused = call()
+        assert refused.status_code == 403 and token not in refused.text and key not in refused.text
+    assert [i["instance_id"] for i in http.get("/instances", headers=operator).json()] == ["i1"]
+    found = http.post("/search", json={"token": token, "query": "sparse", "k": 5}).json()
+    assert found["budget_left"] == 1
+    foreign = http.get("/instances", headers={**operator, "Host": "evil.example"})
+    assert foreign.status_code == 400
+
+
+def test_a_tool_server_needs_an_operator_key_worth_the_name(
+    built: duckdb.DuckDBPyConnection,
+) -> None:
+    with pytest.raises(ValueError, match="at least 32"):
+        _http(_sessions(built), "short")
+
+
+def test_an_mcp_servers_session_is_kept_in_a_0600_file_and_resumed_from_it(
+    built: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    from inspire_build.env.server import hold_session, session_file
+
+    kept = session_file(tmp_path / "w.duckdb", "default", "i1")
+    assert kept.parent == tmp_path / "w.duckdb.sessions"
+    token = hold_session(_sessions(built), "i1", "mcp", kept)
+    assert kept.read_text().strip() == token and kept.stat().st_mode & 0o777 == 0o600
+    sessions = _sessions(built)
+    sessions.search(token, "sparse retrieval", 5)
+    assert hold_session(_sessions(built), "i1", "mcp", kept) == token  # resumed, not reopened
+    assert _sessions(built).about(token)["budget_left"] == 1
+    stale = tmp_path / "stale.token"
+    stale.write_text("a-token-of-another-run\n")
+    other_run = _sessions(built, run_name="another run")
+    fresh = hold_session(other_run, "i1", "mcp", stale)
+    assert fresh != token and stale.read_text().strip() == fresh  # the new token is kept
