@@ -139,3 +139,23 @@ def test_abstracts_speak_in_the_truths_words() -> None:
     by_key = world.by_key()
     lent = [(r, by_key[c.cites]) for r in world.records for c in r.references if c.tier == 3]
     assert lent and sum(t.mechanism[0] in r.mechanism for r, t in lent) / len(lent) > 0.5
+
+
+def test_window_density_adds_works_in_the_split_windows_only() -> None:
+    # Years 2012-2026 weigh 1.2^0 .. 1.2^14; the windows' years 2023-2026 are 1.2^11 .. 1.2^14.
+    every = sum(1.2**k for k in range(15))
+    windows = sum(1.2**k for k in range(11, 15))
+    assert W.records_wanted(1000, 1.0) == 1000
+    assert W.records_wanted(1000, 3.0) == round(1000 * (every + 2 * windows) / every)
+    plain = W.generate(W.WorldConfig(seed=5, papers=600))
+    dense = W.generate(W.WorldConfig(seed=5, papers=600, window_density=3.0))
+
+    def split(world: W.World) -> tuple[int, int]:
+        early = sum(1 for r in world.records if str(r.publication_date) < "2023")
+        return early, len(world.records) - early
+
+    (early, late), (dense_early, dense_late) = split(plain), split(dense)
+    assert len(dense.records) > len(plain.records)
+    assert dense_late > 2.5 * late  # three times the rate (some publication dates trail v1)
+    assert abs(dense_early - early) < 0.1 * early  # the earlier years keep theirs
+    assert len(dense.topics) == len(plain.topics)
