@@ -26,7 +26,8 @@ BACKENDS = ("local", "openalex")
 
 
 class LocalBackend:
-    """DuckDB FTS bm25 over ``corpus`` titles and abstracts, only rows with public_by < cutoff."""
+    """bm25 over ``corpus`` titles and abstracts, only rows with public_by < cutoff, scored with
+    the statistics of those rows alone: no score depends on a work after the cutoff."""
 
     name = "local"
 
