@@ -24,8 +24,9 @@ import duckdb
 
 from inspire_build import boundary, warehouse
 from inspire_build.config import Settings
-from inspire_build.cutoff import cutoff_date
+from inspire_build.cutoff import cutoff_date, kept_offsets
 from inspire_build.errors import InputError
+from inspire_build.tables import cutoffs as cutoffs_table
 from inspire_build.tables import keys, versions
 from inspire_build.tables import lineage as lineage_table
 
@@ -64,9 +65,11 @@ def stored_key(con: duckdb.DuckDBPyConnection) -> str:
 
 
 def cutoff_offsets(con: duckdb.DuckDBPyConnection, settings: Settings) -> Callable[[str], int]:
-    """target paper_id -> the days its published cutoff lies before the exact one."""
+    """target paper_id -> the days its published cutoff lies before the exact one: the offset
+    a version published for it, whatever the jitter setting (SPEC §9), else the key's draw."""
     key, days = instance_key(con, settings), settings.cutoff_jitter_days
-    return lambda target_id: boundary.cutoff_offset(key, target_id, days)
+    published = cutoffs_table.published(con)
+    return kept_offsets(published, lambda target_id: boundary.cutoff_offset(key, target_id, days))
 
 
 # --- the attacks --------------------------------------------------------------------------------

@@ -19,8 +19,9 @@ from __future__ import annotations
 import calendar
 import dataclasses
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
+from inspire_build.errors import WarehouseError
 from inspire_build.models import DatePrecision, ReferenceStatus, Source
 
 CUTOFF_MONTHS = 3
@@ -83,6 +84,72 @@ def minus_months(day: dt.date, months: int) -> dt.date:
 def cutoff_date(target_first_public: dt.date) -> dt.date:
     """The target's first public date minus three calendar months."""
     return minus_months(target_first_public, CUTOFF_MONTHS)
+
+
+# --- one published cutoff per target (SPEC §9) --------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class PublishedCutoff:
+    """A target's cutoff as the first split version that held it published it."""
+
+    offset_days: int  # days before the exact cutoff: the secret the jitter hides
+    jitter_days: int  # the jitter it lies within (offset_days <= jitter_days): a public bound
+    cutoff: dt.date
+    version_id: str
+
+
+def kept_offsets(
+    published: Mapping[str, PublishedCutoff], draw: Callable[[str], int]
+) -> Callable[[str], int]:
+    """target -> the days its cutoff lies before the exact one: the offset a version published
+    for it, whatever ``draw`` (the key's offset under today's jitter) gives, else ``draw``'s.
+    A second offset for one target would let two versions be intersected to narrow it."""
+    offsets = {target: p.offset_days for target, p in published.items()}
+    return lambda target: offsets[target] if target in offsets else draw(target)
+
+
+@dataclasses.dataclass(frozen=True)
+class VersionCutoffs:
+    """A version's cutoffs beside those versions published before it."""
+
+    jitter_days: int  # the bound it states: every cutoff it holds lies 0..this many days early
+    kept: int  # instances whose cutoff an earlier version published first
+    overridden: int  # of those, drawn under a jitter other than the build's setting
+    moved: int  # of those, now on another day: the target's first public date changed
+    first: dict[str, PublishedCutoff]  # target -> the cutoff this version publishes first
+
+
+def version_cutoffs(
+    version_id: str,
+    held: Mapping[str, tuple[dt.date, dt.date]],
+    published: Mapping[str, PublishedCutoff],
+    jitter_setting: int,
+) -> VersionCutoffs:
+    """Compare the cutoffs a version holds (target -> first public date, published cutoff) with
+    those ``published`` before. A target another version published keeps its cutoff (lineage
+    drew it with :func:`kept_offsets`); the others are published first here, within the
+    setting, or within their own offset should a lineage under a wider jitter have drawn it,
+    so the bound the version states stays true."""
+    kept: list[PublishedCutoff] = []
+    first: dict[str, PublishedCutoff] = {}
+    moved = 0
+    for target, (day, cutoff) in sorted(held.items()):
+        before = published.get(target)
+        if before is not None and before.version_id != version_id:
+            kept.append(before)
+            moved += before.cutoff != cutoff
+            continue
+        offset = (cutoff_date(day) - cutoff).days
+        if offset < 0:
+            raise WarehouseError(
+                f"{target}'s cutoff {cutoff} is after its exact cutoff {cutoff_date(day)}; "
+                "resolve its lineage again"
+            )
+        first[target] = PublishedCutoff(offset, max(jitter_setting, offset), cutoff, version_id)
+    bound = max([jitter_setting, *(p.jitter_days for p in [*kept, *first.values()])])
+    overridden = sum(p.jitter_days != jitter_setting for p in kept)
+    return VersionCutoffs(bound, len(kept), overridden, moved, first)
 
 
 def reference_status(

@@ -40,6 +40,7 @@ from inspire_build.models import (
     TargetOutcome,
     TargetStatus,
 )
+from inspire_build.tables import cutoffs as cutoffs_table
 from inspire_build.tables import lineage as lineage_table
 from inspire_build.tables import llm_log, versions
 from inspire_build.text import content_words
@@ -165,8 +166,11 @@ def brief_and_audit(
     each brief is also searched on OpenAlex (the search identity check)."""
     terms, shown = redaction_terms(inputs), writer_terms(inputs)
     target = (inputs.target_id, inputs.title, inputs.abstract)
+    # a cutoff an earlier version published was kept: it lies within the jitter it was drawn under
+    kept = cutoffs_table.jitter_days(con, inputs.target_id) or 0
+    jitter = max(settings.cutoff_jitter_days, kept)
     searching = (
-        audit_checks.search_for(client, con, inputs.target_id, settings.cutoff_jitter_days)
+        audit_checks.search_for(client, con, inputs.target_id, jitter)
         if client is not None
         else None
     )

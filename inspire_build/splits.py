@@ -24,7 +24,9 @@ import duckdb
 
 from inspire_build import __version__, boundary, boundary_store, warehouse
 from inspire_build.config import Settings
+from inspire_build.cutoff import VersionCutoffs, version_cutoffs
 from inspire_build.errors import InputError
+from inspire_build.tables import cutoffs as cutoffs_table
 from inspire_build.tables import gold as gold_table
 from inspire_build.tables import lineage as lineage_table
 from inspire_build.tables import versions
@@ -187,6 +189,10 @@ def write_version(
     A version that exists already holds exactly this content (its ID hashes it), so it is not
     rewritten: only its ``written_at`` moves, which makes it the latest again. Its label never
     changes; a different one asked for is kept out, and said in the row's ``notes``.
+
+    A target's cutoff is published once (SPEC §9): the lineage kept the offset an earlier
+    version published, whatever the jitter setting. The version records how many it kept and
+    states the jitter all its cutoffs lie within; the notes say when the setting did not apply.
     """
     config = config_hash(settings, split)
     accepted = _accepted(con, split, targets)
@@ -194,6 +200,7 @@ def write_version(
     now = dt.datetime.now(dt.UTC)
     statuses = lineage_table.target_statuses(con, split)
     instances, qrels = _rows(boundary_store.instance_key(con, settings), version, accepted)
+    cutoffs = _cutoffs(con, settings, split, version, accepted)
     counts = {
         "instances": len(instances),
         "graded_antecedents": len(qrels),
@@ -215,13 +222,16 @@ def write_version(
         "counts": counts,
         "created_at": now,
         "status": "complete",
-        "cutoff_jitter_days": settings.cutoff_jitter_days,
+        "cutoff_jitter_days": cutoffs.jitter_days,
         "written_at": now,
+        "cutoff_jitter_setting": settings.cutoff_jitter_days,
+        "cutoffs_kept": cutoffs.kept,
     }
+    notes = cutoff_notes(cutoffs, settings.cutoff_jitter_days)
     with warehouse.transaction(con):
         existing = versions.written(con, version)
         if existing:
-            notes = _rewritten(con, version, label, existing[1], now)
+            notes += _rewritten(con, version, label, existing[1], now)
             return {
                 **row,
                 "created_at": existing[0],
@@ -230,12 +240,46 @@ def write_version(
                 "notes": notes,
             }
         warehouse.upsert(con, "split_versions", [row], ["version_id"])
+        cutoffs_table.publish(con, cutoffs.first, now)
         warehouse.upsert(con, "instances", instances, ["version_id", "instance_id"])
         warehouse.upsert(con, "qrels", qrels, ["version_id", "instance_id", "paper_id"])
         grades, findings = _records(con, version, instances)
         warehouse.upsert(con, "version_grades", grades, ["version_id", "target_id", "paper_id"])
         warehouse.upsert(con, "version_findings", findings, ["version_id", "instance_id", "check"])
-    return {**row, "notes": []}
+    return {**row, "notes": notes}
+
+
+def _cutoffs(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    split: str,
+    version: str,
+    accepted: Sequence[_Accepted],
+) -> VersionCutoffs:
+    """The version's cutoffs beside those published before it (read before it stores its own)."""
+    dates = cutoffs_table.first_public_dates(con, split)
+    # a target's lineage dates it before accepting it: an undated one has no offset to keep
+    held = {a.target_id: (dates[a.target_id], a.cutoff) for a in accepted if a.target_id in dates}
+    published = cutoffs_table.published(con)
+    return version_cutoffs(version, held, published, settings.cutoff_jitter_days)
+
+
+def cutoff_notes(cutoffs: VersionCutoffs, setting: int) -> list[str]:
+    """What the build's output says when kept cutoffs overrode the jitter setting, or moved."""
+    notes = []
+    if cutoffs.overridden:
+        notes.append(
+            f"{cutoffs.overridden} of {cutoffs.kept + len(cutoffs.first)} cutoffs were first "
+            f"published by an earlier version and are kept (one cutoff per target), so "
+            f"INSPIRE_CUTOFF_JITTER_DAYS={setting} did not apply to them; this version's "
+            f"cutoffs lie 0 to {cutoffs.jitter_days} days before the exact ones"
+        )
+    if cutoffs.moved:
+        notes.append(
+            f"{cutoffs.moved} kept cutoff(s) moved with their target's first public date, "
+            "which changed since an earlier version published them; the secret offset stayed"
+        )
+    return notes
 
 
 def _rewritten(

@@ -52,6 +52,8 @@ CREATE TABLE paper_ids(scheme VARCHAR, "value" VARCHAR, paper_id VARCHAR NOT NUL
 
 CREATE TABLE papers(paper_id VARCHAR PRIMARY KEY, title VARCHAR, abstract VARCHAR, "year" INTEGER, venue VARCHAR, authors VARCHAR[], fields VARCHAR[], reference_count INTEGER, arxiv_v1_date DATE, openalex_date DATE, s2_date DATE, date_precision VARCHAR, first_public_date DATE, first_public_source VARCHAR, sources VARCHAR[] NOT NULL, updated_at TIMESTAMP WITH TIME ZONE NOT NULL);
 
+CREATE TABLE published_cutoffs(target_id VARCHAR PRIMARY KEY, offset_days INTEGER NOT NULL, jitter_days INTEGER NOT NULL, cutoff_date DATE NOT NULL, version_id VARCHAR NOT NULL, published_at TIMESTAMP WITH TIME ZONE NOT NULL, CHECK((offset_days >= 0)));
+
 CREATE TABLE qrels(version_id VARCHAR, instance_id VARCHAR, paper_id VARCHAR, tier INTEGER NOT NULL, "role" VARCHAR NOT NULL, CHECK((tier BETWEEN 1 AND 3)), PRIMARY KEY(version_id, instance_id, paper_id));
 
 CREATE TABLE raw_http(request_key VARCHAR PRIMARY KEY, "source" VARCHAR NOT NULL, "method" VARCHAR NOT NULL, url VARCHAR NOT NULL, request_body VARCHAR, status INTEGER NOT NULL, headers JSON, body BLOB, body_sha256 VARCHAR NOT NULL, origin VARCHAR NOT NULL, fetched_at TIMESTAMP WITH TIME ZONE NOT NULL, resource_key VARCHAR, fields VARCHAR[], page_size INTEGER, complete BOOLEAN);
@@ -62,7 +64,7 @@ CREATE TABLE review_samples(version_id VARCHAR, instance_id VARCHAR, split VARCH
 
 CREATE TABLE reviews(review_id INTEGER PRIMARY KEY, split VARCHAR NOT NULL, version_id VARCHAR NOT NULL, instance_id VARCHAR NOT NULL, target_id VARCHAR NOT NULL, paper_id VARCHAR, "action" VARCHAR NOT NULL, curator VARCHAR NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, "before" JSON, "after" JSON NOT NULL, CHECK(("action" IN ('accept', 'reject', 'grade', 'leak', 'brief'))), CHECK((("action" = 'grade') = (paper_id IS NOT NULL))));
 
-CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, "label" VARCHAR, config_hash VARCHAR NOT NULL, code_version VARCHAR NOT NULL, prompt_hashes JSON NOT NULL, models JSON NOT NULL, counts JSON NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR, cutoff_jitter_days INTEGER, written_at TIMESTAMP WITH TIME ZONE, reviews JSON);
+CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, "label" VARCHAR, config_hash VARCHAR NOT NULL, code_version VARCHAR NOT NULL, prompt_hashes JSON NOT NULL, models JSON NOT NULL, counts JSON NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR, cutoff_jitter_days INTEGER, written_at TIMESTAMP WITH TIME ZONE, reviews JSON, cutoff_jitter_setting INTEGER, cutoffs_kept INTEGER);
 
 CREATE TABLE targets(split VARCHAR, paper_id VARCHAR, title VARCHAR, first_public_date DATE, cutoff_date DATE, status VARCHAR NOT NULL, reason VARCHAR, updated_at TIMESTAMP WITH TIME ZONE NOT NULL, outcome VARCHAR, source_problems VARCHAR, abstract VARCHAR, PRIMARY KEY(split, paper_id));
 

@@ -27,8 +27,17 @@ TABLES = (
 )
 # What a target's LLM steps read, once lineage is complete: its inputs, the corpus the retrieval
 # check searches (indexed in the copy), the call log that answers a call asked before, and for
-# the search identity check the crosswalk (the target's IDs) and the stored responses.
-STEPS_TABLES = ("targets", "references", "papers", "llm_calls", "paper_ids", "raw_http")
+# the search identity check the crosswalk (the target's IDs), the stored responses and the
+# jitter of a kept cutoff (its window).
+STEPS_TABLES = (
+    "targets",
+    "references",
+    "papers",
+    "llm_calls",
+    "paper_ids",
+    "raw_http",
+    "published_cutoffs",
+)
 _EXPORT = {t: f'COPY "{t}" TO ? (FORMAT parquet)' for t in TABLES + STEPS_TABLES}
 _IMPORT = {
     t: f'CREATE TABLE "{t}" AS SELECT * FROM read_parquet(?)'  # noqa: S608

@@ -49,6 +49,7 @@ EXPECTED_TABLES = {
     "bulk_paper_ids",
     "reviews",
     "review_samples",
+    "published_cutoffs",
 }
 
 
