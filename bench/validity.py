@@ -55,6 +55,7 @@ from inspire_build.sandbox.llm_truth import TruthRates
 from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.sources import make_client
 from inspire_build.tables import versions
+from inspire_build.text import split_abstract
 
 RAISED = 3.0  # --rates raised multiplies every failure rate by this
 BUDGET = 20
@@ -77,6 +78,7 @@ OWNERS = {
     "no_evidence_share": "pipeline",
     "injected_catch": "pipeline",
     "distinct_problem_share": "model",
+    "distinct_problem_ceiling": "pipeline",
 }
 KEYS = tuple(OWNERS)
 
@@ -289,7 +291,9 @@ def _settings(base: str, path: Path, args: argparse.Namespace) -> Settings:
 
 def measure(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Build an eval split and score it against the truth."""
-    generated = world.generate(world.WorldConfig(seed=args.seed, papers=args.papers))
+    generated = world.generate(
+        world.WorldConfig(seed=args.seed, papers=args.papers, window_density=args.window_density)
+    )
     truth = {str(t["key"]): t for t in world.ground_truth(generated)}
     ids = world_ids(generated)
     path = root / "w.duckdb"
@@ -307,13 +311,18 @@ def measure(root: Path, args: argparse.Namespace) -> dict[str, Any]:
             briefs = brief_outcomes(con, written) if own_model else []
             found = graded(con, version, ids, truth)
             tally = injected(con, settings, version, ids, found)
-            problems = [b.partition("\n\n")[0] for _, _, b in versions.briefs(con, version)]
+            made = versions.briefs(con, version)
+            problems = [b.partition("\n\n")[0] for _, _, b in made]
+            # the ceiling: the targets' own problem statements, as their abstracts give them
+            own = [" ".join(split_abstract(ids[t].abstract)[0]) for _, t, _ in made if t in ids]
             [grade_calls] = con.execute(
                 "SELECT count(*) FROM llm_calls WHERE prompt_name = 'grade'"
             ).fetchone() or [0]
     # A build that kept no instance has no brief to search with: no figure, not a zero.
     bm25, oracle = retrieval(path, generated, ids, version) if found.pairs else (None, None)
-    return figures(row, briefs, found, tally, problems, int(grade_calls), (bm25, oracle), args)
+    return figures(
+        row, briefs, found, tally, (problems, own), int(grade_calls), (bm25, oracle), args
+    )
 
 
 def figures(
@@ -321,7 +330,7 @@ def figures(
     briefs: list[validity.BriefOutcome],
     found: Graded,
     tally: Mapping[str, Mapping[str, Any]],
-    problems: list[str],
+    problems: tuple[list[str], list[str]],  # the briefs' and their targets' own
     grade_calls: int,
     ndcg: tuple[float | None, float | None],
     args: argparse.Namespace,
@@ -360,7 +369,8 @@ def figures(
         "injected_clean_rejected": share["clean"],
         "injected_by_check": {f: dict(t["by"]) for f, t in tally.items()},
         "injected_n": {f: t["n"] for f, t in tally.items()},
-        "distinct_problem_share": validity.distinct_share(problems) if problems else None,
+        "distinct_problem_share": validity.distinct_share(problems[0]) if problems[0] else None,
+        "distinct_problem_ceiling": validity.distinct_share(problems[1]) if problems[1] else None,
     }
 
 
@@ -380,7 +390,8 @@ def report(figures: Mapping[str, Any], seconds: float) -> None:
     print(
         f"  instances per target      {f['instances_per_target']:.3f} "
         f"({f['instances']} of {f['selected_targets']}); distinct problems "
-        f"{_share(f['distinct_problem_share'])}"
+        f"{_share(f['distinct_problem_share'])} (the targets' own: "
+        f"{_share(f['distinct_problem_ceiling'])})"
     )
     print("  injected leaks caught (share, n, by check):")
     for form, share in f["injected_catch"].items():
@@ -419,6 +430,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--papers", type=int, default=2000)
+    parser.add_argument(
+        "--window-density", type=float, default=1.0, help="as `inspire sandbox world`"
+    )
     parser.add_argument("--targets", type=int, default=80, help="eval candidates to select")
     parser.add_argument(
         "--rates",
@@ -446,6 +460,7 @@ def main() -> None:
         "seed": args.seed,
         "grade_evidence": args.grade_evidence,
         "brief_scope": args.brief_scope,
+        "window_density": args.window_density,
     }
     print(json.dumps({**line, "owners": OWNERS, **run}))
 

@@ -8,9 +8,11 @@ instructions forbid, the redaction terms if the prompt lists any, and a redraft'
   level of the problem. Its constraints are the conditions those sentences state ("when ...",
   "without ..."), never invented; its goal restates the lead sentence's subject.
 - What the instructions forbid is avoided: the method sentences' own words, the names they
-  define, numbers, title 4-grams and listed terms. A specific sentence holding a term a
-  redraft's feedback names is dropped, and the lead says the term generally ("related");
-  feedback of a retrieval or search leak that names no term drops every specific sentence.
+  define, numbers, title 4-grams and listed terms. A redraft says a term that the retrieval or
+  search check named (one that found the target) generally ("related"), and keeps the rest of
+  its sentence; a specific sentence holding a term another check named is dropped (the lead
+  says it generally); feedback of a retrieval or search leak that names no term drops every
+  specific sentence.
   A prompt that forbids nothing of the solution gets the abstract back, less only the terms it
   lists or its feedback names, as a model told to copy it would: so a sabotaged brief prompt
   shows in the figures.
@@ -217,9 +219,12 @@ def goal(lead: str) -> str:
     return f"The goal is {subject[0].lower()}{subject[1:]} that is {state} under these conditions."
 
 
+_FOUND = re.compile(r"(retrieval|search)\b")  # feedback of a check that found the target
+
+
 def _retrieval_flagged(request: Request) -> bool:
     """A retrieval or search leak whose feedback names no term: the specifics gave it away."""
-    flagged = [f for f in request.feedback if re.match(r"(retrieval|search)\b", f)]
+    flagged = [f for f in request.feedback if _FOUND.match(f)]
     return bool(flagged) and not feedback_terms(flagged)
 
 
@@ -232,10 +237,13 @@ def sections(
     problem = problem or sentences(request.abstract)[:1]
     lead, specific = problem[:1], problem[1:]
     named = feedback_terms(request.feedback)
+    found = feedback_terms([f for f in request.feedback if _FOUND.match(f)])
     if scope == "field" or _retrieval_flagged(request):
         specific = []
-    else:  # a specific sentence holding a named term goes; the lead says it more generally
-        specific = [s for s in specific if without(s, named) == s]
+    else:  # a specific sentence holding a term a check forbade goes; one holding a term that
+        # found the target says it more generally, as the lead does
+        forbidden = [t for t in named if t not in found]
+        specific = [without(s, found) for s in specific if without(s, forbidden) == s]
     lead = [without(s, named) for s in lead]
     parts: dict[str, list[str]] = {
         "Problem": [restate(rng, s) for s in lead + specific],

@@ -69,12 +69,16 @@ def test_the_ceiling_is_the_best_kappa_of_one_answer_per_signature() -> None:
 
 
 def test_distinct_share_counts_problems_no_other_brief_restates() -> None:
-    lead = "Ranking of karori rara remains unreliable when eltrista and denkar interact."
-    again = "Ranking of karori rara stays fragile when eltrista and denkar act together."
-    own = f"{lead} Systems break down when missing modalities meets scarce annotations badly."
-    other = "Tracking of quorn vessa breaks under plinth drift and sorel noise in streams."
-    # lead and again share 5 of their 8 words each (0.625): neither is its own (and own holds all
-    # of lead's words). own holds lead's 8 words among its 17, so it is its own (8 / 17 < 0.6),
-    # and so is other.
-    assert V.distinct_share([lead, again, own, other]) == 0.5
+    frame = "frameone frametwo framethree framefour framefive framesix frameseven frameeight "
+    frame += "framenine"  # nine words every problem holds: the shared frame, not counted
+    own = ["alpha beta gamma delta", "alpha beta gamma delta", "alpha beta gamma epsilon"]
+    own += ["kappa lambda", "kappa lambda omicron", "omega", "sigma upsilon"]
+    problems = [f"{frame} {words}" for words in own]
+    # Less the frame: 1 and 2 are one problem; 3 holds 3 of its 4 words in 1 (0.75 < 0.9): its
+    # own; 4's 2 words are all in 5 (not its own), 5 holds 2 of 3 in 4 (its own); 6 and 7 share
+    # nothing. Own: 3, 5, 6, 7.
+    assert V.distinct_share(problems) == 4 / 7
+    # Counting the frame: 3 holds 12 of 13 words in 1, 5 11 of 12 in 4, 6 9 of 10 in 7 (all at
+    # least 0.9); only 7 (9 of 11 in 6) is its own.
+    assert V.distinct_share(problems, frame=1.0) == 1 / 7
     assert V.distinct_share([]) == 1.0
