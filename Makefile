@@ -17,6 +17,10 @@ SPLIT ?= eval
 LIMIT ?=
 DEMO_PORT ?= 8799
 DEMO_TARGETS ?= 80
+# Works first public in the split windows are this many times as frequent as the default world's:
+# a window then holds enough look-alikes of its target for the audit to judge it (issue 36). A
+# window the split's first or last days cut short stays thin: the build leaves those targets out.
+DEMO_DENSITY ?= 8
 TEST_WORKERS ?= 2
 
 .PHONY: help setup test lint typecheck unit test-reliability schemas clean build audit serve stop demo
@@ -98,17 +102,19 @@ stop: ## Stop what make serve started (by the PIDs it recorded)
 demo: ## Offline end to end: sandbox, both splits (openai backend against the sandbox's emulated LLM), audit, export, both baseline agents, eval
 	mkdir -p $(RUN)
 	rm -f $(RUN)/demo.duckdb
-	$(PY) -m inspire_build sandbox world --seed 1 --papers 2000 --out $(RUN)/demo-world
+	$(PY) -m inspire_build sandbox world --seed 1 --papers 2000 --window-density $(DEMO_DENSITY) \
+		--out $(RUN)/demo-world
 	$(PY) -m inspire_build sandbox serve --world $(RUN)/demo-world --port $(DEMO_PORT) \
 		--time-scale 1000 > $(RUN)/demo-sandbox.log 2>&1 & echo $$! > $(RUN)/demo-sandbox.pid
-	trap 'kill $$(cat $(RUN)/demo-sandbox.pid) 2>/dev/null || true' EXIT; \
+	trap 'kill $$(cat $(RUN)/demo-sandbox.pid) 2>/dev/null || true' EXIT; set -e; \
 	for i in $$(seq 1 60); do \
 		curl -sf http://127.0.0.1:$(DEMO_PORT)/_sandbox/stats > /dev/null && break; sleep 1; done; \
 	eval "$$($(PY) -m inspire_build sandbox env --port $(DEMO_PORT) --time-scale 1000)"; \
-	export INSPIRE_WAREHOUSE=$(RUN)/demo.duckdb INSPIRE_LLM_BACKEND=openai INSPIRE_S2_RPS=1000; \
+	export INSPIRE_WAREHOUSE=$(RUN)/demo.duckdb INSPIRE_LLM_BACKEND=openai INSPIRE_S2_RPS=1000 \
+		INSPIRE_EXCLUDE_THIN_WINDOWS=true; \
 	$(PY) -m inspire_build build --split train --limit $(DEMO_TARGETS); \
 	$(PY) -m inspire_build build --split eval --limit $(DEMO_TARGETS); \
-	$(PY) -m inspire_build audit || echo "make demo: the audit FAILED (its report is above); the demo goes on"; \
+	$(PY) -m inspire_build audit; \
 	$(PY) -m inspire_build export --split train --out $(RUN)/demo-export/train > /dev/null; \
 	$(PY) -m inspire_build export --split eval --out $(RUN)/demo-export/eval; \
 	$(PY) -m inspire_build corpus build --world $(RUN)/demo-world; \

@@ -2,9 +2,11 @@
 side (the hash and window attacks of ``boundary_store``), and report both.
 
 ``make audit`` runs it on the latest version of each split that has one (naming those that have
-none) and exits non-zero if any accepted instance fails a check (an instance whose brief a
-curator marked leaking, in ``inspire review serve``, fails too), or if the information boundary
-does not hold. It also prints the model-curator agreement over the version's review sample
+none). Each split's report opens with its verdict, recorded in ``audit_verdicts`` for
+``inspire export``: failed (exit non-zero) if any accepted instance fails a check (an instance
+whose brief a curator marked leaking, in ``inspire review serve``, fails too) or the information
+boundary does not hold; "too sparse to judge" when the boundary cannot be judged (exit 0, but
+no pass); else passed. It also prints the model-curator agreement over the version's review sample
 (``inspire review sample``), which no verdict depends on.
 """
 
@@ -20,11 +22,12 @@ from prefect.exceptions import TerminationSignal
 from prefect.states import Cancelled as CancelledState
 
 from flows import console
-from inspire_build import boundary_store, gold, splits, warehouse
+from inspire_build import boundary, boundary_store, gold, splits, warehouse
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InputError, InspireError
 from inspire_build.review import apply, sample
 from inspire_build.sources import make_client
+from inspire_build.tables import windows
 
 
 @flow(name="audit-split", log_prints=True)
@@ -55,7 +58,9 @@ def _audit(logger: Any, settings: Settings, split: str, version: str | None) -> 
         report = apply.with_leak_marks(report, apply.leak_failures(con, chosen))
         attacks = boundary_store.attack_version(con, settings, chosen)
         agreement = sample.report_lines(con, chosen)  # reported; the verdict does not read it
-    lines = [*report.lines(), *attacks.lines(), *agreement]
+        verdict = overall(report, attacks)
+        windows.record_verdict(con, chosen, split, verdict.verdict.value, _joined(verdict))
+    lines = [verdict.line(f"audit of {chosen}"), *report.lines(), *attacks.lines(), *agreement]
     for line in lines:
         logger.info(line)
     create_markdown_artifact(
@@ -63,9 +68,22 @@ def _audit(logger: Any, settings: Settings, split: str, version: str | None) -> 
         markdown="\n".join([f"# Audit of {chosen}", "", *(f"    {line}" for line in lines)]),
         description=f"The leakage audit and boundary attacks of {chosen}",
     )
-    if not (report.ok and attacks.ok):
+    if verdict.verdict is boundary.Verdict.FAILED:
         raise AuditFailed(f"the audit of {chosen} failed (its report is above)")
     return True
+
+
+def overall(report: gold.AuditReport, attacks: boundary_store.BoundaryReport) -> boundary.Judgement:
+    """The audit's verdict: failed when an instance fails a check or the boundary fails; too
+    sparse to judge when the boundary is (not a pass: `inspire export` wants one)."""
+    reasons = [] if report.ok else [f"{len(report.failed)} instance(s) fail a leakage check"]
+    if attacks.judgement.verdict is boundary.Verdict.FAILED or reasons:
+        return boundary.Judgement(boundary.Verdict.FAILED, (*reasons, *attacks.judgement.reasons))
+    return attacks.judgement
+
+
+def _joined(judgement: boundary.Judgement) -> str | None:
+    return "; ".join(judgement.reasons) or None
 
 
 def _settings(warehouse_path: str | Path | None) -> Settings:

@@ -168,6 +168,24 @@ def search_finding(
     )
 
 
+_RANKED = re.compile(r"^target (?:ranks (?P<rank>\d+)|not in the results shown)")
+_MATCHED = re.compile(r" among (?P<matched>[\d,]+) works ")
+
+
+def search_rank_of(detail: str) -> tuple[int | None, int | None] | None:
+    """(rank, works ranked) read back from a :func:`search_finding` detail; None for a search
+    that was not run (its rank is no figure)."""
+    ranked = _RANKED.match(detail)
+    if ranked is None:
+        return None
+    matched = _MATCHED.search(detail)
+    rank = ranked.group("rank")
+    return (
+        int(rank) if rank else None,
+        int(matched.group("matched").replace(",", "")) if matched else None,
+    )
+
+
 def search_not_run(brief_id: str, window: tuple[dt.date, dt.date], why: str) -> AuditFinding:
     """A search that could not be made: not a pass, since nothing shows the brief does not
     identify its target (the audit cannot say the boundary holds)."""

@@ -15,10 +15,13 @@ import dataclasses
 import datetime as dt
 import hashlib
 import hmac
+import math
 import re
 import secrets
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from enum import StrEnum
 
 from inspire_build.cutoff import cutoff_date, minus_months
 from inspire_build.errors import InputError
@@ -162,3 +165,130 @@ def hash_attack(
                         how = f"{candidate} under {name} with {public!r}"
                         recovered.setdefault(value[:length], how)
     return HashAttack(tried, recovered)
+
+
+# --- the attackers and the verdict --------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Attacker:
+    """One attacker's success against a version, beside a blind guess over the same windows.
+
+    ``top1`` and ``top10`` are shares of the ``n`` instances it could attack whose target it
+    ranks first (in the first ten); ``chance1`` and ``chance10`` are those a uniform guess over
+    each instance's whole window would expect."""
+
+    name: str
+    n: int
+    top1: float
+    top10: float
+    chance1: float
+    chance10: float
+
+
+def ranked_attacker(
+    name: str, ranks: Sequence[int | None], pools: Sequence[int], top: int = 10
+) -> Attacker:
+    """An attacker that ranks each window (``pools``: its size); None: the target not ranked."""
+    n = len(ranks)
+    return Attacker(
+        name,
+        n,
+        sum(1 for r in ranks if r is not None and r <= 1) / n if n else 0.0,
+        sum(1 for r in ranks if r is not None and r <= top) / n if n else 0.0,
+        *chance(pools, top),
+    )
+
+
+def chance(pools: Sequence[int], top: int = 10) -> tuple[float, float]:
+    """The top-1 and top-``top`` shares a uniform guess expects over windows of these sizes."""
+    if not pools:
+        return 0.0, 0.0
+    sizes = [max(1, p) for p in pools]
+    return (
+        sum(1 / p for p in sizes) / len(sizes),
+        sum(min(1.0, top / p) for p in sizes) / len(sizes),
+    )
+
+
+def uniform_attacker(
+    name: str, anonymity: Sequence[int], windows: Sequence[int], top: int = 10
+) -> Attacker:
+    """The guess that keeps only the window's papers the card's criteria would select (and the
+    brief's field), then picks uniformly: it expects 1/|set| per instance."""
+    top1, top10 = chance(anonymity, top)
+    return Attacker(name, len(anonymity), top1, top10, *chance(windows, top))
+
+
+class Verdict(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    TOO_SPARSE = "too sparse to judge"
+
+
+@dataclasses.dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    reasons: tuple[str, ...]
+
+    def line(self, subject: str) -> str:
+        said = f": {'; '.join(self.reasons)}" if self.reasons else ""
+        return (
+            f"{subject}: {self.verdict.value.upper() if self.reasons else self.verdict.value}{said}"
+        )
+
+
+def judge(
+    attackers: Sequence[Attacker],
+    anonymity: Sequence[int],
+    recovered: int,
+    max_top1: float,
+    min_anonymity: int,
+) -> Judgement:
+    """Failed when a hash recovers an ID, the strongest attacker ranks more than ``max_top1``
+    of targets first, or a window's anonymity set holds fewer than ``min_anonymity`` papers.
+    Else too sparse to judge when the version has fewer instances than one hit's share could
+    show under ``max_top1`` (1 / max_top1): a top-1 share of 0 of 10 proves nothing."""
+    reasons = []
+    if recovered:
+        reasons.append(f"the hash attack recovered {recovered} instance ID(s)")
+    ran = [a for a in attackers if a.n]
+    strongest = max(ran, key=lambda a: a.top1, default=None)
+    if strongest is not None and strongest.top1 > max_top1:
+        reasons.append(
+            f"{strongest.name} ranks {strongest.top1:.1%} of targets first "
+            f"(limit {max_top1:.0%}, chance {strongest.chance1:.1%})"
+        )
+    small = sum(1 for size in anonymity if size < min_anonymity)
+    if small:
+        reasons.append(
+            f"{small} of {len(anonymity)} window(s) hold fewer than {min_anonymity} selectable "
+            f"papers (smallest {min(anonymity)})"
+        )
+    if reasons:
+        return Judgement(Verdict.FAILED, tuple(reasons))
+    needed = math.ceil(1 / max_top1) if max_top1 > 0 else 1
+    if len(anonymity) < needed:
+        return Judgement(
+            Verdict.TOO_SPARSE,
+            (f"{len(anonymity)} instance(s): a top-1 share under {max_top1:.0%} needs {needed}",),
+        )
+    return Judgement(Verdict.PASSED, ())
+
+
+def bm25_rank(query: Iterable[str], docs: Mapping[str, Counter[str]]) -> list[str]:
+    """The docs (ID -> token counts) that share a token with ``query``, best first by bm25 (k1
+    1.2, b 0.75) with statistics of these docs alone; ties by ID."""
+    n = len(docs)
+    lengths = {paper_id: sum(counts.values()) for paper_id, counts in docs.items()}
+    average = (sum(lengths.values()) / n if n else 0.0) or 1.0
+    wanted = set(query)
+    frequency = {t: sum(1 for counts in docs.values() if t in counts) for t in wanted}
+    idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in frequency.items() if f}
+    scores = {}
+    for paper_id, counts in docs.items():
+        norm = 1.2 * (0.25 + 0.75 * lengths[paper_id] / average)
+        score = sum(w * counts[t] * 2.2 / (counts[t] + norm) for t, w in idf.items() if t in counts)
+        if score:
+            scores[paper_id] = round(score, 9)
+    return sorted(scores, key=lambda p: (-scores[p], p))

@@ -7,28 +7,38 @@ plays against a split version's public side, recorded in ``boundary_audits``.
   holds is refused, since the versions written under the old key would change under their IDs.
 - The hash attack hashes every candidate and target ID the warehouse knows, under every public
   string of the version, in every format of ``boundary.HASH_FORMATS``. It must recover nothing.
-- The window attack plays a competitor holding the public export: for each instance, the
-  warehouse papers whose first public date the published cutoff allows, ranked by bm25 of the
-  brief. The warehouse holds only targets and what they cite, far fewer papers than were public
-  on those days, so its shares are an upper bound on what the same attack achieves on arXiv.
+- The attackers play a competitor holding the public export, each beside a blind guess over
+  the same windows: bm25 of the brief over the papers the warehouse knows in each instance's
+  window (the dates its published cutoff allows); a uniform guess over the window's anonymity
+  set (the split's candidates there: the papers the card's public criteria would select); and
+  the build's search identity check, where it ran. The warehouse knows the window's candidates
+  and what the targets cite, not all that went public, so the windows are a lower bound on a
+  real competitor's and the shares an upper bound.
+- The verdict (``boundary.judge``) gates on the strongest attacker's top-1 share and on the
+  smallest anonymity set; a version too small to show a share under the limit is "too sparse to
+  judge", neither a pass nor a failure.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import statistics
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 import duckdb
 
-from inspire_build import boundary, warehouse
+from inspire_build import audit, boundary, warehouse
 from inspire_build.config import Settings
 from inspire_build.cutoff import cutoff_date, kept_offsets
 from inspire_build.errors import InputError
 from inspire_build.tables import cutoffs as cutoffs_table
 from inspire_build.tables import keys, versions
 from inspire_build.tables import lineage as lineage_table
+from inspire_build.tables import windows as windows_table
+from inspire_build.text import content_words
 
 KEY_ID = "default"
 WINDOW_TOP = 10
@@ -82,60 +92,37 @@ class BoundaryReport:
     instances: int
     exact_cutoffs: int
     hash: boundary.HashAttack
-    window_sizes: list[int]
-    window_ranks: list[int | None]  # the target's rank among its window's papers
-    max_top1: float
-
-    def share(self, top: int) -> float:
-        hits = sum(1 for r in self.window_ranks if r is not None and r <= top)
-        return hits / len(self.window_ranks) if self.window_ranks else 0.0
-
-    @property
-    def window_median(self) -> float | None:
-        return statistics.median(self.window_sizes) if self.window_sizes else None
-
-    @property
-    def window_p10(self) -> float | None:
-        if len(self.window_sizes) < 2:
-            return float(self.window_sizes[0]) if self.window_sizes else None
-        return statistics.quantiles(self.window_sizes, n=10, method="inclusive")[0]
+    window_sizes: list[int]  # papers the warehouse knows that each public cutoff allows
+    anonymity: list[int]  # ... of those, the ones the card's selection criteria would select
+    attackers: list[boundary.Attacker]
+    judgement: boundary.Judgement
 
     @property
     def ok(self) -> bool:
-        return not self.hash.recovered and self.share(1) <= self.max_top1
+        return self.judgement.verdict is boundary.Verdict.PASSED
+
+    @property
+    def bm25(self) -> boundary.Attacker:
+        return self.attackers[0]
 
     def lines(self) -> list[str]:
-        top1, top10 = self.share(1), self.share(WINDOW_TOP)
         shown = [
-            f"information boundary of {self.version}: {self.instances} instance(s), cutoff "
-            f"jitter {self.jitter_days} day(s)",
-            f"  exact cutoffs (first public - 3 months): {self.exact_cutoffs} of {self.instances}",
+            self.judgement.line(f"boundary of {self.version}"),
+            f"  {self.instances} instance(s), cutoff jitter {self.jitter_days} day(s); exact "
+            f"cutoffs (first public - 3 months): {self.exact_cutoffs}",
             f"  hash attack: {len(self.hash.recovered)} instance ID(s) recovered from "
             f"{self.hash.tried:,} hashes of candidate IDs under public strings",
-            f"  window attack: papers consistent with a public cutoff: median "
-            f"{figure(self.window_median)}, 10th percentile {figure(self.window_p10)}; "
-            f"target ranked first {top1:.1%} (limit {self.max_top1:.0%}), in the top "
-            f"{WINDOW_TOP} {top10:.1%}",
+            "  attacker (top-1, top-10; a blind guess over the window: top-1, top-10; n):",
+            *(f"    {_attacker_line(a)}" for a in self.attackers),
+            f"  windows (papers a public cutoff allows): {_spread(self.window_sizes)}",
+            f"  anonymity sets (of those, selectable by the card's criteria): "
+            f"{_spread(self.anonymity)}",
         ]
         shown += [f"  RECOVERED {iid}: {how}" for iid, how in sorted(self.hash.recovered.items())]
-        if self.ok:
-            shown.append("boundary held")
-        else:
-            shown.append("boundary FAILED: " + "; ".join(self._why()))
         return shown
 
-    def _why(self) -> list[str]:
-        why = []
-        if self.hash.recovered:
-            why.append(f"the hash attack recovered {len(self.hash.recovered)} instance ID(s)")
-        if self.share(1) > self.max_top1:
-            why.append(
-                f"the window attack ranks {self.share(1):.1%} of targets first "
-                f"(over {self.max_top1:.0%})"
-            )
-        return why
-
     def row(self) -> dict[str, object]:
+        sizes, anonymity = _quantiles(self.window_sizes), _quantiles(self.anonymity)
         return {
             "version_id": self.version,
             "jitter_days": self.jitter_days,
@@ -143,12 +130,43 @@ class BoundaryReport:
             "exact_cutoffs": self.exact_cutoffs,
             "hash_tried": self.hash.tried,
             "hash_recovered": len(self.hash.recovered),
-            "window_median": self.window_median,
-            "window_p10": self.window_p10,
-            "window_top1": self.share(1),
-            "window_top10": self.share(WINDOW_TOP),
+            "window_median": sizes[1],
+            "window_p10": sizes[0],
+            "window_top1": self.bm25.top1,
+            "window_top10": self.bm25.top10,
+            "verdict": self.judgement.verdict.value,
+            "reasons": "; ".join(self.judgement.reasons) or None,
+            "anonymity_min": min(self.anonymity) if self.anonymity else None,
+            "anonymity_p10": anonymity[0],
+            "anonymity_median": anonymity[1],
+            "attackers": json.dumps([dataclasses.asdict(a) for a in self.attackers]),
             "audited_at": dt.datetime.now(dt.UTC),
         }
+
+
+def _attacker_line(a: boundary.Attacker) -> str:
+    if not a.n:
+        return f"{a.name}: not run"
+    return (
+        f"{a.name}: {a.top1:.1%}, {a.top10:.1%}; chance {a.chance1:.1%}, {a.chance10:.1%}; n {a.n}"
+    )
+
+
+def _quantiles(values: Sequence[int]) -> tuple[float | None, float | None]:
+    """(10th percentile, median), None for no values."""
+    if not values:
+        return None, None
+    if len(values) < 2:
+        return float(values[0]), float(values[0])
+    p10 = statistics.quantiles(values, n=10, method="inclusive")[0]
+    return p10, float(statistics.median(values))
+
+
+def _spread(values: Sequence[int]) -> str:
+    if not values:
+        return "none"
+    p10, median = _quantiles(values)
+    return f"min {min(values)}, 10th percentile {figure(p10)}, median {figure(median)}"
 
 
 def figure(value: float | None) -> str:
@@ -181,18 +199,52 @@ def attack_version(
     version: str,
     extra_publics: Iterable[str] = (),
 ) -> BoundaryReport:
-    """Play both attacks against ``version``, record the figures, and return the report."""
+    """Play every attacker against ``version``, judge, record the figures, return the report."""
     rows = versions.cutoffs(con, version)
     jitter = _jitter_of(con, version, settings)
     publics = [*public_strings(con, version), *extra_publics]
     hashed = boundary.hash_attack([str(r[0]) for r in rows], candidate_ids(con), publics, version)
     exact = sum(1 for r in rows if r[4] is not None and r[2] == cutoff_date(r[4]))
-    sizes, ranks = _window_attack(con, [(str(b), c, str(t)) for _, b, c, t, _ in rows], jitter)
-    report = BoundaryReport(
-        version, jitter, len(rows), exact, hashed, sizes, ranks, settings.window_attack_max_top1
+    split = str(versions.header(con, version)["split"])  # type: ignore[index]
+    instances = [(str(b), c, str(t)) for _, b, c, t, _ in rows]
+    windows = _windows(con, settings, split, instances, jitter)
+    attackers = [
+        boundary.ranked_attacker("bm25 of the brief over the window", windows.ranks, windows.sizes),
+        boundary.uniform_attacker(
+            "uniform guess over the anonymity set", windows.anonymity, windows.sizes
+        ),
+        _search_attacker(con, version),
+    ]
+    judgement = boundary.judge(
+        attackers,
+        windows.anonymity,
+        len(hashed.recovered),
+        settings.window_attack_max_top1,
+        settings.min_anonymity,
     )
-    warehouse.upsert(con, "boundary_audits", [report.row()], ["version_id"])
+    report = BoundaryReport(
+        version,
+        jitter,
+        len(rows),
+        exact,
+        hashed,
+        windows.sizes,
+        windows.anonymity,
+        attackers,
+        judgement,
+    )
+    windows_table.record_attacks(con, report.row())
     return report
+
+
+def _search_attacker(con: duckdb.DuckDBPyConnection, version: str) -> boundary.Attacker:
+    """The build's search identity check, where it ran: the target's rank among the works the
+    source ranked from the window's first day on."""
+    found = [audit.search_rank_of(d) for d in windows_table.search_details(con, version)]
+    ran = [f for f in found if f is not None]
+    return boundary.ranked_attacker(
+        "search identity check", [rank for rank, _ in ran], [n or 1 for _, n in ran]
+    )
 
 
 def _jitter_of(con: duckdb.DuckDBPyConnection, version: str, settings: Settings) -> int:
@@ -201,17 +253,60 @@ def _jitter_of(con: duckdb.DuckDBPyConnection, version: str, settings: Settings)
     return days if days is not None else settings.cutoff_jitter_days
 
 
-def _window_attack(
+@dataclasses.dataclass(frozen=True)
+class Windows:
+    sizes: list[int]
+    anonymity: list[int]
+    ranks: list[int | None]  # the target's rank by bm25 of the brief among its window's papers
+
+
+def window_of(
+    settings: Settings, split: str, public_cutoff: dt.date, jitter_days: int
+) -> tuple[dt.date, dt.date]:
+    """The first public days a competitor holding the card allows a target: those its published
+    cutoff allows (``boundary.consistent_dates``), within its split's window."""
+    first, last = boundary.consistent_dates(public_cutoff, jitter_days)
+    config = settings.split(split)
+    return max(first, config.start), min(last, config.end)
+
+
+def thin_window(con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> str | None:
+    """Why the target's window is too thin to publish (its anonymity set holds fewer than
+    ``min_anonymity`` candidates: the audit would fail it), or None."""
+    found = windows_table.target_cutoff(con, target_id)
+    if found is None:
+        return None
+    split, cutoff = found
+    jitter = max(settings.cutoff_jitter_days, cutoffs_table.jitter_days(con, target_id) or 0)
+    held = windows_table.selectable(con, split, *window_of(settings, split, cutoff, jitter))
+    if held >= settings.min_anonymity:
+        return None
+    return (
+        f"its published cutoff's window holds {held} selectable paper(s), fewer than "
+        f"{settings.min_anonymity}: too few to hide it among"
+    )
+
+
+def _windows(
     con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    split: str,
     instances: Sequence[tuple[str, dt.date, str]],
     jitter_days: int,
-) -> tuple[list[int], list[int | None]]:
-    """Per instance (brief, public cutoff, target): its window's size and the target's rank."""
-    warehouse.build_search_index(con)
-    sizes, ranks = [], []
+) -> Windows:
+    """Per instance (brief, public cutoff, target): its window's papers (:func:`window_of`),
+    those selectable, and the target's rank among them by bm25 of the brief (statistics of the
+    window alone)."""
+    tokens: dict[str, Counter[str]] = {}
+    sizes, anonymity, ranks = [], [], []
     for brief, public_cutoff, target_id in instances:
-        first, last = boundary.consistent_dates(public_cutoff, jitter_days)
-        ranked, size = warehouse.search_public_between(con, brief, first, last)
-        sizes.append(size)
+        first, last = window_of(settings, split, public_cutoff, jitter_days)
+        pool = windows_table.pool(con, split, first, last)
+        for paper_id, (text, _) in pool.items():
+            if paper_id not in tokens:
+                tokens[paper_id] = Counter(content_words(text))
+        ranked = boundary.bm25_rank(content_words(brief), {p: tokens[p] for p in pool})
+        sizes.append(len(pool))
+        anonymity.append(sum(1 for _, selectable in pool.values() if selectable))
         ranks.append(ranked.index(target_id) + 1 if target_id in ranked else None)
-    return sizes, ranks
+    return Windows(sizes, anonymity, ranks)

@@ -127,8 +127,15 @@ class Settings(BaseSettings):
     # A published cutoff is moved earlier by a secret offset of 0..this many days; 0 gives the
     # paper's exact cutoff (the target's first public date minus three months).
     cutoff_jitter_days: int = Field(default=30, ge=0, le=366)
-    # The audit fails when the window attack ranks more than this share of targets first.
+    # The audit fails when its strongest attacker ranks more than this share of targets first
+    # (boundary.judge), or a window's anonymity set (the papers in it the card's selection
+    # criteria would select) holds fewer than min_anonymity.
     window_attack_max_top1: float = Field(default=0.05, ge=0, le=1)
+    min_anonymity: int = Field(default=20, ge=1)
+    # Leave out, before any LLM call, a target whose published cutoff's window holds fewer than
+    # min_anonymity candidates (outcome thin_window), rather than publish what the audit would
+    # fail. At arXiv's density no window is that thin; in a small sandbox world most are.
+    exclude_thin_windows: bool = False
 
     # Evaluation: the largest run, trajectories or qrels file read (MiB); a larger one is an error.
     eval_max_input_mb: int = Field(default=256, ge=1)

@@ -18,8 +18,9 @@ import os
 import shutil
 import statistics
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -30,6 +31,7 @@ from inspire_build.review import sample as review_sample
 from inspire_build.splits import latest_version
 from inspire_build.tables import reviews as reviews_table
 from inspire_build.tables import versions
+from inspire_build.tables import windows as windows_table
 
 PUBLIC_FILES = ("instances.jsonl", "instances.parquet")
 CARD = "dataset_card.md"
@@ -41,18 +43,32 @@ class ExportLeak(InspireError):
     """A public file names a target or gives its instance ID away."""
 
 
+class ExportRefused(InspireError):
+    """The version's latest audit did not pass (or it was never audited), and the export was
+    not forced."""
+
+
 def export(
     con: duckdb.DuckDBPyConnection,
     settings: Settings,
     split: str,
     version: str | None,
     out: Path,
+    force: bool = False,
 ) -> dict[str, str]:
     """Write ``out/public``, ``out/private`` and ``out/dataset_card.md``; returns file -> sha256.
 
-    Raises :class:`ExportLeak`, leaving ``out`` as it was, when the public side leaks.
+    Raises :class:`ExportRefused` unless the version's latest audit passed or ``force`` (the
+    card then says why it did not), and :class:`ExportLeak` when the public side leaks, each
+    leaving ``out`` as it was.
     """
     version = version or latest_version(con, split)
+    unpassed = not_passed(windows_table.latest_verdict(con, version))
+    if unpassed is not None and not force:
+        raise ExportRefused(
+            f"{version} is not exported: {unpassed}. Run `inspire audit {split}`, or export "
+            "anyway with --force (the card then says the audit did not pass, and why)"
+        )
     report = boundary_store.attack_version(con, settings, version)
     if report.hash.recovered:
         raise ExportLeak(
@@ -67,7 +83,7 @@ def export(
     try:
         _write_public(con, version, staging / "public")
         _write_private(con, version, staging / "private")
-        _atomic(staging / CARD, dataset_card(con, split, version, report))
+        _atomic(staging / CARD, dataset_card(con, split, version, report, unpassed))
         leak_scan(con, version, staging / "public", staging / CARD)
         hashes = {
             str(p.relative_to(staging)): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -180,11 +196,23 @@ def leak_scan(
 # --- the dataset card ---------------------------------------------------------------------------
 
 
+def not_passed(verdict: Mapping[str, Any] | None) -> str | None:
+    """Why a version's latest audit (``audit_verdicts``) does not let it be exported; None: it
+    passed."""
+    if verdict is None:
+        return "it has not been audited"
+    if verdict["verdict"] == boundary.Verdict.PASSED.value:
+        return None
+    reasons = f" ({verdict['reasons']})" if verdict["reasons"] else ""
+    return f"its latest audit {verdict['verdict']}{reasons}"
+
+
 def dataset_card(
     con: duckdb.DuckDBPyConnection,
     split: str,
     version: str,
     report: boundary_store.BoundaryReport | None,
+    unpassed: str | None = None,
 ) -> str:
     """The paper's Table 5 statistics for this build, the funnel to instances, the curators'
     review and agreement, and the information boundary with the figures of the attacks played
@@ -200,9 +228,11 @@ def dataset_card(
     row = (figures.config_hash, figures.code_version, figures.models)
     median = statistics.median(per_target) if per_target else 0
     mean_words = statistics.fmean(words) if words else 0.0
+    warning = [f"**Exported without a passing audit: {unpassed}.**", ""] if unpassed else []
     lines = [
         f"# Dataset card: {split} ({version})",
         "",
+        *warning,
         f"Built by inspire-build {row[1]}; config hash `{str(row[0])[:16]}`; models {row[2]}.",
         "",
         "| Split | Targets | Graded antecedents | Median/target | T3 | T2 | T1 | Mean brief words "
@@ -218,9 +248,9 @@ def dataset_card(
     ]
     lines += [f"| {status} | {count:,} |" for status, count in sorted(funnel.items())]
     lines += [f"| instances in this version | {len(per_target):,} |", ""]
-    selected, made = _months(con, split, version)
-    lines += card.beside_paper(split, per_target, tiers, words, sum(selected.values()))
-    lines += card.per_month_table(selected, made)
+    selected, cutoffs = versions.months(con, split, version)
+    lines += card.beside_paper(split, per_target, tiers, words, len(selected))
+    lines += card.per_month_table(sampling.per_month(cutoffs))
     lines += card.sources_section(versions.served(con, version))
     readings = json.loads(str(row[2] or "{}")).get("grade_readings")
     lines += card.method_section(readings)
@@ -234,46 +264,50 @@ def dataset_card(
     return "\n".join(lines + boundary_section(report))
 
 
-def _months(
-    con: duckdb.DuckDBPyConnection, split: str, version: str
-) -> tuple[dict[str, int], dict[str, int]]:
-    """Per month of first public date: the split's selected targets (all but those over its
-    limit), and this version's instances."""
-    selected, made = versions.months(con, split, version)
-    return sampling.per_month(selected), sampling.per_month(made)
-
-
 def boundary_section(report: boundary_store.BoundaryReport | None) -> list[str]:
     """What the card says of the information boundary (SPEC §9); None: not attacked yet."""
     if report is None:
         return [
             "## Information boundary",
             "",
-            "Not attacked yet: `inspire audit` plays the hash and window attacks, and the "
-            "card `inspire export` writes reports them.",
+            "Not attacked yet: `inspire audit` plays the attackers, and the card `inspire "
+            "export` writes reports them.",
         ]
     jitter = report.jitter_days
-    median, p10 = (boundary_store.figure(v) for v in (report.window_median, report.window_p10))
     moved = (
         f"moved earlier by a secret offset of 0 to {jitter} days per target"
         if jitter
         else "not moved (`cutoff_jitter_days: 0`): it is the paper's exact cutoff"
     )
-    return [
+    lines = [
         "## Information boundary",
         "",
+        f"- Verdict of the attacks: {report.judgement.line(report.version)}.",
         "- Instance IDs are HMAC-SHA256 values under this warehouse's secret instance key, "
         "which is not published; no hash of public data gives an instance ID.",
         f"- Each published cutoff is the target's first public date minus three months, {moved}. "
         "Antecedents are judged against the published cutoff.",
-        f"- Papers of the warehouse consistent with a published cutoff: median {median}, "
-        f"10th percentile {p10} "
-        "(the warehouse holds only targets and their references; far more papers were public "
-        "on those days).",
         f"- Hash attack: {len(report.hash.recovered)} instance IDs recovered from "
         f"{report.hash.tried:,} hashes of the warehouse's paper IDs under every public string.",
-        f"- Window attack (the warehouse's papers in each cutoff's window, ranked by bm25 of "
-        f"the brief): target first for {report.share(1):.1%} of instances, in the top "
-        f"{boundary_store.WINDOW_TOP} for {report.share(boundary_store.WINDOW_TOP):.1%}.",
+        "- Papers the warehouse knows in each published cutoff's window: "
+        f"{_spread(report.window_sizes)}; of those, the candidates the selection criteria "
+        f"above would select (the anonymity set): {_spread(report.anonymity)}.",
         "",
+        "| Attacker | Target first | In the top 10 | Chance: first | Chance: top 10 | n |",
+        "|---|---|---|---|---|---|",
     ]
+    for a in report.attackers:
+        lines.append(
+            f"| {a.name} | {a.top1:.1%} | {a.top10:.1%} | {a.chance1:.1%} | {a.chance10:.1%} "
+            f"| {a.n} |"
+            if a.n
+            else f"| {a.name} | not run | | | | 0 |"
+        )
+    return [*lines, ""]
+
+
+def _spread(values: Iterable[int]) -> str:
+    found = sorted(values)
+    if not found:
+        return "none"
+    return f"min {found[0]}, median {statistics.median(found):g}, max {found[-1]}"

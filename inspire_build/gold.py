@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from inspire_build import audit_checks, warehouse
+from inspire_build import audit_checks, boundary_store, warehouse
 from inspire_build.batch import run_in_batches
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS, own_terms, redactions
 from inspire_build.classify import with_problems
@@ -224,7 +224,8 @@ def brief_and_audit(
         if not failed:
             return Drafts(rows, findings, accepted=True)
         if attempt < settings.brief_attempts:  # the last attempt's feedback goes nowhere
-            feedback = _feedback(con, failed, text, inputs)
+            # every attempt's findings, so a redraft does not bring back what an earlier one left
+            feedback = list(dict.fromkeys([*feedback, *_feedback(con, failed, text, inputs)]))
     return Drafts(rows, findings, accepted=False)
 
 
@@ -252,7 +253,7 @@ def _feedback(
 def write_brief(
     llm: LLM, title: str, abstract: str, terms: Sequence[str], feedback: Sequence[str] = ()
 ) -> BriefDraft:
-    """One draft from the title and abstract only. ``feedback`` carries the previous attempt's
+    """One draft from the title and abstract only. ``feedback`` carries the earlier attempts'
     failed checks."""
     context = {
         "title": title,
@@ -451,6 +452,9 @@ def _steps(
     if not inputs.antecedents:
         verdict = Verdict(target_id, excluded, TargetOutcome.NO_ELIGIBLE, "no eligible antecedent")
         return Records(verdict, [])
+    thin = settings.exclude_thin_windows and boundary_store.thin_window(reader, settings, target_id)
+    if thin:
+        return Records(Verdict(target_id, excluded, TargetOutcome.THIN_WINDOW, thin), [])
     # The grading needs only the inputs: it starts beside the brief's retrieval check (which may
     # wait for lineage) once the brief has passed the others, rather than after it.
     grading = llm.later(

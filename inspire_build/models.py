@@ -70,6 +70,7 @@ class TargetOutcome(StrEnum):
     OUTSIDE_WINDOW = "outside_window"  # first public outside the split's window
     NO_REFERENCES = "no_references"  # no source lists any reference
     NO_ELIGIBLE = "no_eligible_reference"  # none strictly before the cutoff
+    THIN_WINDOW = "thin_window"  # its cutoff's window holds too few look-alikes to hide it
     RESOLVED = "lineage_resolved"  # a candidate for the LLM steps
     LLM_FAILED = "llm_failed"  # the model refused or answered invalidly, even after repair
     EVERY_BRIEF_LEAKED = "every_brief_leaked"

@@ -74,6 +74,8 @@ def select_targets(
                 "split": split,
                 "paper_id": canonical.get(paper_id, paper_id),
                 "title": work.title,
+                # every candidate's text: the audit's bm25 attacker ranks a window's candidates
+                "abstract": work.abstract,
                 "first_public_date": work.publication_date,
                 "cutoff_date": None,
                 "status": status.value,

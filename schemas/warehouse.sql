@@ -6,7 +6,9 @@ CREATE TABLE _migrations("name" VARCHAR PRIMARY KEY, checksum VARCHAR NOT NULL, 
 
 CREATE TABLE audit_findings(brief_id VARCHAR, "check" VARCHAR, passed BOOLEAN NOT NULL, "level" VARCHAR NOT NULL, detail VARCHAR NOT NULL, PRIMARY KEY(brief_id, "check"));
 
-CREATE TABLE boundary_audits(version_id VARCHAR PRIMARY KEY, jitter_days INTEGER NOT NULL, instances INTEGER NOT NULL, exact_cutoffs INTEGER NOT NULL, hash_tried BIGINT NOT NULL, hash_recovered INTEGER NOT NULL, window_median DOUBLE, window_p10 DOUBLE, window_top1 DOUBLE, window_top10 DOUBLE, audited_at TIMESTAMP WITH TIME ZONE NOT NULL);
+CREATE TABLE audit_verdicts(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, verdict VARCHAR NOT NULL, reasons VARCHAR, audited_at TIMESTAMP WITH TIME ZONE NOT NULL);
+
+CREATE TABLE boundary_audits(version_id VARCHAR PRIMARY KEY, jitter_days INTEGER NOT NULL, instances INTEGER NOT NULL, exact_cutoffs INTEGER NOT NULL, hash_tried BIGINT NOT NULL, hash_recovered INTEGER NOT NULL, window_median DOUBLE, window_p10 DOUBLE, window_top1 DOUBLE, window_top10 DOUBLE, audited_at TIMESTAMP WITH TIME ZONE NOT NULL, verdict VARCHAR, reasons VARCHAR, anonymity_min INTEGER, anonymity_p10 DOUBLE, anonymity_median DOUBLE, attackers VARCHAR);
 
 CREATE TABLE briefs(brief_id VARCHAR PRIMARY KEY, target_id VARCHAR NOT NULL, attempt INTEGER NOT NULL, "text" VARCHAR NOT NULL, word_count INTEGER NOT NULL, prompt_name VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, status VARCHAR, reason VARCHAR, created_at TIMESTAMP WITH TIME ZONE NOT NULL);
 

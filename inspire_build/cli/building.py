@@ -75,18 +75,27 @@ def export_command(
     split: Annotated[str, typer.Option(help="The split to export.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write into.")],
     version: Annotated[str | None, typer.Option(help="A version ID (default: latest).")] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Export a version whose latest audit did not pass; the card says so, and why.",
+            metavar="",
+        ),
+    ] = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Write public instances, private qrels/antecedents/targets and the dataset card.
 
-    All or nothing: a public side that leaks fails the export and leaves no public file."""
+    Only a version whose latest `inspire audit` passed, unless --force. All or nothing: a public
+    side that leaks fails the export and leaves no public file."""
     from inspire_build import exports
 
     _check_split(ctx, split, version, warehouse_path)
     _check_output_folder(out_dir, "--out")
     root: _Context = ctx.obj
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
-        hashes = exports.export(con, root.settings, split, version, out_dir)
+        hashes = exports.export(con, root.settings, split, version, out_dir, force)
     for name, digest in hashes.items():
         print(f"{digest}  {name}")
     out.print((out_dir / "dataset_card.md").read_text(encoding="utf-8"))

@@ -250,16 +250,14 @@ def card_figures(con: duckdb.DuckDBPyConnection, split: str, version: str) -> Ca
 
 def months(con: duckdb.DuckDBPyConnection, split: str, version: str) -> tuple[list[Any], list[Any]]:
     """The first public dates of the split's selected targets (all but those over its limit),
-    and of this version's instances."""
+    and the published cutoffs of this version's instances."""
     selected = con.execute(
         "SELECT first_public_date FROM targets WHERE split = ? "
         "AND coalesce(outcome, '') <> 'over_limit'",
         [split],
     ).fetchall()
     made = con.execute(
-        "SELECT t.first_public_date FROM instances i JOIN targets t "
-        "ON t.paper_id = i.target_id AND t.split = ? WHERE i.version_id = ?",
-        [split, version],
+        "SELECT cutoff_date FROM instances WHERE version_id = ?", [version]
     ).fetchall()
     return [day for (day,) in selected], [day for (day,) in made]
 

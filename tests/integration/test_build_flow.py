@@ -56,7 +56,9 @@ def test_build_audit_export_and_an_identical_rerun(tmp_path: Path, prefect_api: 
         assert "audit passed" in report and "boundary held" in report
         assert "hash attack: 0 instance ID(s) recovered" in report
         assert "window attack: papers consistent with a public cutoff: median" in report
-        first = inspire("export", "--split", "eval", "--out", str(tmp_path / "first")).stdout
+        first = inspire(
+            "export", "--force", "--split", "eval", "--out", str(tmp_path / "first")
+        ).stdout
         con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
         raw_before = con.execute("SELECT count(*) FROM raw_http").fetchone()
         llm_before = con.execute("SELECT count(*) FROM llm_calls").fetchone()
@@ -81,7 +83,9 @@ def test_build_audit_export_and_an_identical_rerun(tmp_path: Path, prefect_api: 
         stats_before = _network_calls(base)
         inspire("build", "--split", "eval", "--limit", "24")
         assert _network_calls(base) == stats_before  # no HTTP call on the rerun
-        second = inspire("export", "--split", "eval", "--out", str(tmp_path / "second")).stdout
+        second = inspire(
+            "export", "--force", "--split", "eval", "--out", str(tmp_path / "second")
+        ).stdout
     con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
     assert con.execute("SELECT count(*) FROM raw_http").fetchone() == raw_before
     assert con.execute("SELECT count(*) FROM llm_calls").fetchone() == llm_before

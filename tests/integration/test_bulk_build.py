@@ -58,7 +58,7 @@ def _build(generated: world.World, folder: Path, ingest: list[Path], **settings:
     completeness = con.execute(
         "SELECT served_by::VARCHAR, sum(unidentified) FROM gold_completeness GROUP BY 1"
     ).fetchall()
-    exports.export(con, config, "eval", None, folder / "export")
+    exports.export(con, config, "eval", None, folder / "export", force=True)
     card = (folder / "export" / "dataset_card.md").read_text()
     sources = card.split("## Sources")[1].split("\n## ")[0]
     _attack_sources(con, versions.latest(con)["eval"], sources)

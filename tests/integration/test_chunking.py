@@ -40,7 +40,7 @@ def _build(base: str, out: Path, chunk_size: int) -> tuple[dict[str, set[str]], 
     warehouse.migrate(con)
     pipeline.build_split(con, make_client(settings, con), settings, "eval", TARGETS)
     rows = {table: _rows(con, table) for table in QUERIES}
-    hashes = exports.export(con, settings, "eval", None, out / "export")
+    hashes = exports.export(con, settings, "eval", None, out / "export", force=True)
     con.close()
     return rows, hashes
 

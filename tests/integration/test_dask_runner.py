@@ -82,7 +82,7 @@ def _build_and_export(
     before = httpx.get(base + "/_sandbox/stats").json()["counts"]
     for command in (
         ("build", "--split", "eval", "--limit", str(targets), *extra),
-        ("export", "--split", "eval", "--out", str(tmp_path / name / "export")),
+        ("export", "--force", "--split", "eval", "--out", str(tmp_path / name / "export")),
     ):
         result = run_inspire(*command, env=env, timeout=600)
         assert result.returncode == 0, result.stderr[-3000:]

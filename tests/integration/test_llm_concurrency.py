@@ -56,7 +56,7 @@ def _build_and_export(
     warehouse.migrate(con)
     row = build(con, make_client(settings, con), settings, "eval", targets)
     assert row["counts"]["instances"] >= targets // 4, row
-    hashes = exports.export(con, settings, "eval", None, out / "export")
+    hashes = exports.export(con, settings, "eval", None, out / "export", force=True)
     con.close()
     calls: dict[str, int] = httpx.get(f"{base}/v1/_sandbox/calls", timeout=10).json()
     return hashes, calls

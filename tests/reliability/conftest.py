@@ -84,7 +84,9 @@ class Suite:
     def export(self, env: dict[str, str], name: str) -> list[str]:
         """Export the eval split; returns the files' hash lines, which name every byte."""
         out = self.root / "exports" / name
-        result = self.run(env, "export", "--split", "eval", "--out", str(out), log=f"export-{name}")
+        result = self.run(
+            env, "export", "--force", "--split", "eval", "--out", str(out), log=f"export-{name}"
+        )
         assert result.returncode == 0, result.stderr[-2000:]
         self.exports.append(out)
         hashes = [

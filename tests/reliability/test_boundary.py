@@ -14,11 +14,14 @@ import hashlib
 import json
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import duckdb
 
 from inspire_build import boundary, boundary_store, warehouse
+from inspire_build.tables import windows
+from inspire_build.text import content_words
 
 from .conftest import Suite
 
@@ -111,12 +114,13 @@ def test_the_audit_prints_the_attacks_and_fails_on_an_unkeyed_id(
     copy = suite.root / "audit-copy.duckdb"
     shutil.copy(suite.root / "reference.duckdb", copy)
     env = {**suite.env("audit-copy", sandbox), "INSPIRE_WAREHOUSE": str(copy)}
-    lenient = {**env, "INSPIRE_WINDOW_ATTACK_MAX_TOP1": "1.0"}
+    lenient = {**env, "INSPIRE_WINDOW_ATTACK_MAX_TOP1": "1.0", "INSPIRE_MIN_ANONYMITY": "1"}
     clean = suite.run(lenient, "audit", "eval", log="audit-clean")
     report = clean.stdout + clean.stderr
     assert clean.returncode == 0, report[-3000:]
-    assert "hash attack: 0 instance ID(s) recovered" in report and "boundary held" in report
-    assert re.search(r"window attack: .* target ranked first \d+\.\d%", report)
+    assert "hash attack: 0 instance ID(s) recovered" in report
+    assert re.search(r"audit of eval-\w+: passed", report) and ": passed" in report
+    assert re.search(r"bm25 of the brief over the window: \d+\.\d%, \d+\.\d%; chance", report)
 
     con = duckdb.connect(str(copy))
     version, iid, target = con.execute(
@@ -130,7 +134,8 @@ def test_the_audit_prints_the_attacks_and_fails_on_an_unkeyed_id(
     report = planted.stdout + planted.stderr
     assert planted.returncode == 1, report[-3000:]
     assert "hash attack: 1 instance ID(s) recovered" in report
-    assert f"RECOVERED {old}" in report and "boundary FAILED" in report
+    assert f"RECOVERED {old}" in report
+    assert re.search(r"audit of eval-\w+: FAILED: the hash attack recovered 1 instance", report)
 
 
 def test_a_competitor_with_the_public_files_narrows_by_cutoff_and_searches_with_the_brief(
@@ -155,23 +160,25 @@ def test_a_competitor_with_the_public_files_narrows_by_cutoff_and_searches_with_
         ).fetchall()
     )
     first_public = dict(con.execute("SELECT paper_id, first_public_date FROM papers").fetchall())
-    warehouse.build_search_index(con)
-    sizes, ranks = [], []
+    sizes, ranks, tokens = [], [], {}
     for row in public:
         first, last = boundary.consistent_dates(dt.date.fromisoformat(row["cutoff"]), jitter)
         target = truth[row["instance_id"]]
         assert first <= first_public[target] <= last, (row["instance_id"], first, last)
-        ranked, size = warehouse.search_public_between(con, row["brief"], first, last)
-        sizes.append(size)
+        pool = windows.pool(con, "eval", first, last)  # what the warehouse knows of the window
+        for paper_id, (text, _) in pool.items():
+            tokens.setdefault(paper_id, Counter(content_words(text)))
+        ranked = boundary.bm25_rank(content_words(row["brief"]), {p: tokens[p] for p in pool})
+        sizes.append(len(pool))
         ranks.append(ranked.index(target) + 1 if target in ranked else None)
     inputs = [
         (r["brief"], dt.date.fromisoformat(r["cutoff"]), truth[r["instance_id"]]) for r in public
     ]
-    audited = boundary_store._window_attack(con, inputs, jitter)
+    audited = boundary_store._windows(con, "eval", inputs, jitter)
     con.close()
     top1 = sum(rank == 1 for rank in ranks) / len(ranks)
     print(
         f"window sizes min {min(sizes)}, median {sorted(sizes)[len(sizes) // 2]}; top-1 {top1:.1%}"
     )
     assert min(sizes) > 1
-    assert (sizes, ranks) == audited
+    assert (sizes, ranks) == (audited.sizes, audited.ranks)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+from collections import Counter
 
 import pytest
 from hypothesis import given
@@ -109,3 +110,47 @@ def test_the_hash_attack_finds_the_old_format_and_nothing_keyed() -> None:
     # our HMAC format keyed by a public string (no secret) is tried, and falls
     weak = [boundary.instance_id(b"eval", version, t) for t in targets]
     assert set(boundary.hash_attack(weak, candidates, publics, version).recovered) == set(weak)
+
+
+def test_chance_is_the_uniform_guess_over_each_window() -> None:
+    # windows of 2, 4 and 20: top-1 (1/2 + 1/4 + 1/20) / 3 = 0.8 / 3; top-10 (1 + 1 + 0.5) / 3
+    assert boundary.chance([2, 4, 20]) == pytest.approx((0.8 / 3, 2.5 / 3))
+    assert boundary.chance([]) == (0.0, 0.0)
+    ranked = boundary.ranked_attacker("bm25", [1, 3, None, 12], [10, 10, 10, 40])
+    assert (ranked.n, ranked.top1, ranked.top10) == (4, 0.25, 0.5)
+    assert ranked.chance1 == pytest.approx((0.1 * 3 + 0.025) / 4)
+
+
+def _attacker(top1: float, name: str = "bm25") -> boundary.Attacker:
+    return boundary.Attacker(name, 40, top1, 0.5, 0.02, 0.2)
+
+
+def test_the_verdict_gates_on_the_strongest_attacker_and_the_smallest_anonymity_set() -> None:
+    sets = [25] * 40
+    judged = boundary.judge([_attacker(0.05), _attacker(0.01, "guess")], sets, 0, 0.05, 20)
+    assert judged == boundary.Judgement(boundary.Verdict.PASSED, ())  # 5% is within the limit
+    judged = boundary.judge([_attacker(0.01), _attacker(0.075, "guess")], sets, 0, 0.05, 20)
+    assert judged.verdict is boundary.Verdict.FAILED
+    assert judged.reasons == ("guess ranks 7.5% of targets first (limit 5%, chance 2.0%)",)
+    judged = boundary.judge([_attacker(0.0)], [*sets[:-1], 3], 1, 0.05, 20)
+    assert judged.reasons == (
+        "the hash attack recovered 1 instance ID(s)",
+        "1 of 40 window(s) hold fewer than 20 selectable papers (smallest 3)",
+    )
+
+
+def test_a_version_too_small_to_show_the_limit_is_too_sparse_to_judge() -> None:
+    # 19 instances: one hit would be 5.3%, so a top-1 share of 0 cannot show 5% holds
+    judged = boundary.judge([_attacker(0.0)], [30] * 19, 0, 0.05, 20)
+    assert judged.verdict is boundary.Verdict.TOO_SPARSE
+    assert judged.line("boundary of v") == (
+        "boundary of v: TOO SPARSE TO JUDGE: 19 instance(s): a top-1 share under 5% needs 20"
+    )
+    assert boundary.judge([_attacker(0.0)], [30] * 20, 0, 0.05, 20).verdict.value == "passed"
+
+
+def test_bm25_ranks_by_the_window_statistics_alone() -> None:
+    docs = {"x": Counter(["a", "c", "c"]), "y": Counter(["a", "b"]), "z": Counter(["d"])}
+    # n 3, avg length 2; idf(a) = ln(1 + 1.5/2.5), idf(b) = ln(1 + 2.5/1.5). y holds both.
+    assert boundary.bm25_rank(["a", "b"], docs) == ["y", "x"]
+    assert boundary.bm25_rank(["q"], docs) == [] and boundary.bm25_rank(["a"], {}) == []

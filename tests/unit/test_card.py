@@ -23,9 +23,10 @@ def test_an_empty_build_and_an_unknown_split_print_dashes() -> None:
     assert "| share of T3 / T2 / T1 | - / - / - | - |" in table
 
 
-def test_targets_per_month() -> None:
-    lines = card.per_month_table({"2025-01": 3, "2025-02": 1}, {"2025-01": 2})
-    assert lines[4:6] == ["| 2025-01 | 3 | 2 |", "| 2025-02 | 1 | 0 |"]
+def test_instances_per_month_of_their_published_cutoff() -> None:
+    lines = card.per_month_table({"2025-02": 1, "2025-01": 2})
+    assert lines[0] == "## Instances per month of the published cutoff"
+    assert lines[4:] == ["| 2025-01 | 2 |", "| 2025-02 | 1 |", ""]
 
 
 def test_the_sources_section_says_which_side_served_what() -> None:

@@ -16,6 +16,7 @@ import pytest
 from inspire_build import boundary, boundary_store, exports, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
+from inspire_build.tables import windows
 from tests.conftest import run_inspire
 
 VERSION = "eval-0123456789ab"
@@ -88,7 +89,7 @@ def plant(path: Path, sql: str, params: list[object]) -> None:
 def test_a_clean_export_holds_and_its_card_states_the_boundary(tmp_path: Path) -> None:
     built = build(tmp_path)
     out = tmp_path / "export"
-    result = inspire(built.path, "export", "--split", "eval", "--out", str(out))
+    result = inspire(built.path, "export", "--force", "--split", "eval", "--out", str(out))
     assert result.returncode == 0, result.stderr
     lines = (out / "public" / "instances.jsonl").read_text(encoding="utf-8").splitlines()
     assert {json.loads(line)["instance_id"] for line in lines} == set(built.ids.values())
@@ -121,7 +122,7 @@ def test_a_planted_leak_fails_the_export_and_leaves_no_public_file(
         [leak, built.ids[target]],
     )
     out = tmp_path / "export"
-    result = inspire(built.path, "export", "--split", "eval", "--out", str(out))
+    result = inspire(built.path, "export", "--force", "--split", "eval", "--out", str(out))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "names a target" in result.stderr
     assert not (out / "public").exists() and not (out / "dataset_card.md").exists()
@@ -143,7 +144,9 @@ def test_an_accented_title_is_caught_in_plain_text_too(tmp_path: Path) -> None:
     )
     con = warehouse.connect(built.path)
     with pytest.raises(exports.ExportLeak, match="sparse cafe retrieval"):
-        exports.export(con, Settings(warehouse=built.path), "eval", None, tmp_path / "e")
+        exports.export(
+            con, Settings(warehouse=built.path), "eval", None, tmp_path / "e", force=True
+        )
     con.close()
 
 
@@ -163,26 +166,97 @@ def test_a_planted_unkeyed_instance_id_is_recovered_and_fails_the_audit(tmp_path
     assert "hash attack: 1 instance ID(s) recovered" in "\n".join(report.lines())
     assert con.execute("SELECT hash_recovered FROM boundary_audits").fetchall() == [(1,)]
     con.close()
-    result = inspire(built.path, "export", "--split", "eval", "--out", str(tmp_path / "e"))
+    result = inspire(
+        built.path, "export", "--force", "--split", "eval", "--out", str(tmp_path / "e")
+    )
     assert result.returncode == 1 and "hash attack recovers 1" in result.stderr
 
 
-def test_the_window_attack_ranks_the_brief_among_the_window(tmp_path: Path) -> None:
+def candidates(path: Path, rows: list[tuple[str, dt.date]]) -> None:
+    """The split's candidates (``targets`` rows): what the card's criteria would select."""
+    now = dt.datetime.now(dt.UTC)
+    for paper_id, day in rows:
+        plant(
+            path,
+            "INSERT INTO targets (split, paper_id, title, abstract, first_public_date, status, "
+            "updated_at) VALUES ('eval', ?, ?, 'An unrelated abstract.', ?, 'excluded', ?)",
+            [paper_id, TARGETS.get(paper_id, (f"Unrelated work {paper_id}",))[0], day, now],
+        )
+
+
+def test_the_attackers_rank_the_brief_among_the_window(tmp_path: Path) -> None:
     built = build(tmp_path)
+    candidates(built.path, [(t, dt.date(2025, 6, 1)) for t in TARGETS])
+    con = warehouse.connect(built.path)
+    loose = Settings(warehouse=built.path, window_attack_max_top1=0.5, min_anonymity=2)
+    report = boundary_store.attack_version(con, loose, VERSION)
+    # Both targets went public 2025-06-01; a cutoff of 2025-02-20 with 30 days of jitter
+    # allows 2025-05-20 to 2025-06-22, so each window holds both, and the brief matches neither.
+    assert report.window_sizes == [2, 2] and report.anonymity == [2, 2]
+    bm25, uniform, search = report.attackers
+    assert (bm25.top1, bm25.chance1, uniform.top1, uniform.top10, search.n) == (0, 0.5, 0.5, 1, 0)
+    assert report.ok and report.lines()[0] == f"boundary of {VERSION}: passed"
+    for target in TARGETS:  # each brief now names its own target's words
+        con.execute(
+            "UPDATE instances SET brief = ? WHERE instance_id = ?",
+            [TARGETS[target][0], built.ids[target]],
+        )
+    report = boundary_store.attack_version(con, loose, VERSION)
+    assert report.attackers[0].top1 == 1.0 and not report.ok
+    assert report.lines()[0] == (
+        f"boundary of {VERSION}: FAILED: bm25 of the brief over the window ranks 100.0% of "
+        "targets first (limit 50%, chance 50.0%)"
+    )
+    row = con.execute("SELECT verdict, window_top1, anonymity_min FROM boundary_audits").fetchall()
+    assert row == [("failed", 1.0, 2)]
+    con.close()
+
+
+def test_a_window_with_a_single_selectable_paper_fails_the_boundary(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    first, second = TARGETS
+    plant(
+        built.path,
+        "UPDATE instances SET cutoff_date = DATE '2025-05-20' WHERE target_id = ?",
+        [second],
+    )
+    plant(
+        built.path,
+        "UPDATE papers SET first_public_date = DATE '2025-09-01' WHERE paper_id = ?",
+        [second],
+    )
+    crowd = [(f"openalex:W{n}", dt.date(2025, 6, 3)) for n in range(30)]
+    candidates(built.path, [(first, dt.date(2025, 6, 1)), (second, dt.date(2025, 9, 1)), *crowd])
     con = warehouse.connect(built.path)
     report = boundary_store.attack_version(con, Settings(warehouse=built.path), VERSION)
-    # Both targets went public 2025-06-01; a cutoff of 2025-02-20 with 30 days of jitter
-    # allows 2025-05-20 to 2025-06-19, so the window holds both and the brief matches neither.
-    assert report.window_sizes == [2, 2] and report.window_ranks == [None, None]
-    assert report.share(1) == 0.0 and report.ok
-    con.execute(
-        "UPDATE instances SET brief = ? WHERE instance_id = ?",
-        ["Gated memories for sparse retrieval.", built.ids[next(iter(TARGETS))]],
-    )
-    report = boundary_store.attack_version(con, Settings(warehouse=built.path), VERSION)
-    assert sorted(report.window_ranks, key=str) == [1, None] and report.share(1) == 0.5
-    assert not report.ok and "window attack ranks 50.0%" in report.lines()[-1]
     con.close()
+    assert sorted(report.anonymity) == [1, 31]
+    assert "1 of 2 window(s) hold fewer than 20 selectable papers (smallest 1)" in report.lines()[0]
+    assert report.judgement.verdict is boundary.Verdict.FAILED
+
+
+def test_export_publishes_only_a_version_whose_latest_audit_passed(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    out = tmp_path / "e"
+    refused = inspire(built.path, "export", "--split", "eval", "--out", str(out))
+    assert refused.returncode == 1 and "it has not been audited" in refused.stderr
+    assert not out.exists()
+    con = warehouse.connect(built.path)
+    windows.record_verdict(con, VERSION, "eval", "failed", "2 instance(s) fail a leakage check")
+    con.close()
+    refused = inspire(built.path, "export", "--split", "eval", "--out", str(out))
+    assert "its latest audit failed (2 instance(s) fail a leakage check)" in refused.stderr
+    assert refused.returncode == 1 and not out.exists()
+    forced = inspire(built.path, "export", "--force", "--split", "eval", "--out", str(out))
+    assert forced.returncode == 0, forced.stderr
+    card = (out / "dataset_card.md").read_text(encoding="utf-8")
+    assert "**Exported without a passing audit: its latest audit failed (2 instance(s) fail" in card
+    con = warehouse.connect(built.path)
+    windows.record_verdict(con, VERSION, "eval", "passed", None)
+    con.close()
+    passed = inspire(built.path, "export", "--split", "eval", "--out", str(tmp_path / "p"))
+    assert passed.returncode == 0, passed.stderr
+    assert "without a passing audit" not in (tmp_path / "p" / "dataset_card.md").read_text()
 
 
 def test_the_key_is_made_once_exported_and_a_different_one_refused(tmp_path: Path) -> None:
@@ -199,3 +273,32 @@ def test_the_key_is_made_once_exported_and_a_different_one_refused(tmp_path: Pat
     printed = inspire(path, "key", "export")
     assert printed.returncode == 0 and printed.stdout.strip() == made.hex()
     assert "secret" in printed.stderr
+
+
+def test_a_window_is_cut_by_the_split_and_a_thin_one_is_named(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    first, second = TARGETS
+    candidates(built.path, [(first, dt.date(2025, 6, 1)), (second, dt.date(2025, 6, 1))])
+    plant(
+        built.path, "UPDATE targets SET cutoff_date = DATE '2025-02-20' WHERE paper_id = ?", [first]
+    )
+    settings = Settings(warehouse=built.path, min_anonymity=3)
+    # the published cutoff allows 2025-05-20 to 2025-06-22; a split starting 2025-06-01 cuts it
+    late = Settings(splits={"eval": {"start": "2025-06-01", "end": "2026-12-31"}})  # type: ignore[arg-type]
+    cutoff = dt.date(2025, 2, 20)
+    assert boundary_store.window_of(settings, "eval", cutoff, 30) == (
+        dt.date(2025, 5, 20),
+        dt.date(2025, 6, 22),
+    )
+    assert boundary_store.window_of(late, "eval", cutoff, 30)[0] == dt.date(2025, 6, 1)
+    con = warehouse.connect(built.path)
+    assert boundary_store.thin_window(con, settings, first) == (
+        "its published cutoff's window holds 2 selectable paper(s), fewer than 3: too few to "
+        "hide it among"
+    )
+    assert boundary_store.thin_window(con, settings, second) is None  # no cutoff yet
+    con.close()
+    candidates(built.path, [("openalex:W1", dt.date(2025, 6, 22))])  # the window's last day
+    con = warehouse.connect(built.path)
+    assert boundary_store.thin_window(con, settings, first) is None
+    con.close()

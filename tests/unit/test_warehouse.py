@@ -50,6 +50,7 @@ EXPECTED_TABLES = {
     "reviews",
     "review_samples",
     "published_cutoffs",
+    "audit_verdicts",
 }
 
 

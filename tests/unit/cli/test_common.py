@@ -368,7 +368,7 @@ def test_a_warehouse_locked_by_another_process_is_exit_3(built: Built) -> None:
 def test_export_out_is_an_existing_file(tmp_path: Path, built: Built) -> None:
     target = tmp_path / "taken"
     target.write_text("mine\n", encoding="utf-8")
-    result = inspire(built.path, "export", "--split", "eval", "--out", str(target))
+    result = inspire(built.path, "export", "--force", "--split", "eval", "--out", str(target))
     assert one_error(result, 2) == f"error: --out {target} is a file; give a folder"
     assert target.read_text(encoding="utf-8") == "mine\n"
 
@@ -379,7 +379,7 @@ def test_export_out_cannot_be_written(tmp_path: Path, built: Built, where: str) 
         pytest.skip("no /proc here")
     (tmp_path / "file").write_text("", encoding="utf-8")
     target = tmp_path / "file" / "export" if where == "under-a-file" else Path("/proc/inspire-x")
-    result = inspire(built.path, "export", "--split", "eval", "--out", str(target))
+    result = inspire(built.path, "export", "--force", "--split", "eval", "--out", str(target))
     assert str(target) in one_error(result, 2)
 
 

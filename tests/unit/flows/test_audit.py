@@ -10,15 +10,22 @@ from pathlib import Path
 import pytest
 
 import flows.audit
-from inspire_build import gold, warehouse
+from inspire_build import boundary, gold, warehouse
 from inspire_build.config import Settings
 from inspire_build.review import sample
+from inspire_build.tables import windows
 from tests.unit.review.conftest import VERSION, plant
 
 
 @dataclasses.dataclass(frozen=True)
 class _Attacks:
     ok: bool
+
+    @property
+    def judgement(self) -> boundary.Judgement:
+        if self.ok:
+            return boundary.Judgement(boundary.Verdict.PASSED, ())
+        return boundary.Judgement(boundary.Verdict.FAILED, ("planted",))
 
     def lines(self) -> list[str]:
         return ["boundary held" if self.ok else "boundary FAILED"]
@@ -52,6 +59,7 @@ def test_the_audit_prints_the_agreement_and_decides_without_it(
     with warehouse.open_warehouse(path) as con:
         plant(con)
     lines = _audit(monkeypatch, path, boundary_ok=True)
+    assert lines[0] == f"audit of {VERSION}: passed"  # the verdict first
     assert (
         lines[-1] == f"curator agreement of {VERSION}: no review sample (`inspire review sample`)"
     )
@@ -63,3 +71,5 @@ def test_the_audit_prints_the_agreement_and_decides_without_it(
     assert lines[at + 2] == "  no sampled instance reviewed yet (`inspire review serve`)"
     with pytest.raises(flows.audit.AuditFailed):
         _audit(monkeypatch, path, boundary_ok=False)
+    with warehouse.open_warehouse(path) as con:  # recorded for `inspire export`
+        assert windows.latest_verdict(con, VERSION)["reasons"] == "planted"  # type: ignore[index]

@@ -140,7 +140,9 @@ def test_a_competitor_with_a_reviewed_versions_export_recovers_nothing(
     review.record(IA, "grade", {"paper_id": "p3", "tier": "2", "role": "baseline"})
     review.record(IB, "leak", {"leaking": "true", "note": "names the method"})
     made = apply.apply_reviews(con, KEYED, "eval")["version_id"]
-    exports.export(con, KEYED, "eval", made, tmp_path / "export")  # the hash attack and leak scan
+    exports.export(
+        con, KEYED, "eval", made, tmp_path / "export", force=True
+    )  # the hash attack and leak scan
     base_ids = [
         r[0] for r in _table(con, "SELECT instance_id FROM instances WHERE version_id = ?", VERSION)
     ]
@@ -160,5 +162,5 @@ def test_a_competitor_with_a_reviewed_versions_export_recovers_nothing(
     review.record(IA, "brief", {"text": f"How could {title} be made to scale further?"})
     leaky = apply.apply_reviews(con, KEYED, "eval")["version_id"]
     with pytest.raises(exports.ExportLeak, match="names a target"):
-        exports.export(con, KEYED, "eval", leaky, tmp_path / "leaky")
+        exports.export(con, KEYED, "eval", leaky, tmp_path / "leaky", force=True)
     assert not (tmp_path / "leaky").exists()

@@ -90,11 +90,11 @@ def test_a_reviewed_sample_puts_agreement_with_intervals_and_n_in_the_card(
     con: duckdb.DuckDBPyConnection, planted: str, tmp_path: Path
 ) -> None:
     sample.draw_sample(con, "eval", VERSION, 2, seed=0)
-    exports.export(con, KEYED, "eval", VERSION, tmp_path / "before")
+    exports.export(con, KEYED, "eval", VERSION, tmp_path / "before", force=True)
     before = _section((tmp_path / "before" / "dataset_card.md").read_text(encoding="utf-8"))
     assert "No sampled instance has been reviewed yet" in before
     _review_over_http(con)
-    exports.export(con, KEYED, "eval", VERSION, tmp_path / "export")
+    exports.export(con, KEYED, "eval", VERSION, tmp_path / "export", force=True)
     section = _section((tmp_path / "export" / "dataset_card.md").read_text(encoding="utf-8"))
     assert f"seeded sample of 2 instances of `{VERSION}` (seed 0)" in section
     assert "| sampled instances reviewed | 2 of 2 |" in section
@@ -112,7 +112,7 @@ def test_a_reviewed_sample_puts_agreement_with_intervals_and_n_in_the_card(
         assert private not in section
 
     made = apply.apply_reviews(con, KEYED, "eval")["version_id"]  # reports its base's sample
-    exports.export(con, KEYED, "eval", made, tmp_path / "applied")
+    exports.export(con, KEYED, "eval", made, tmp_path / "applied", force=True)
     applied = _section((tmp_path / "applied" / "dataset_card.md").read_text(encoding="utf-8"))
     assert applied == section
 
