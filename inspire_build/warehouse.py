@@ -573,27 +573,6 @@ def document_counts(con: duckdb.DuckDBPyConnection, words: Sequence[str]) -> dic
     return {str(w): int(n) for w, n in rows}
 
 
-def search_public_between(
-    con: duckdb.DuckDBPyConnection, query: str, first: dt.date, last: dt.date
-) -> tuple[list[str], int]:
-    """Papers that may have gone public between ``first`` and ``last`` (a coarse date counts
-    when its range overlaps), ranked by bm25 of ``query`` (matching ones only), and how many
-    papers the window holds. Call :func:`build_search_index` first."""
-    rows = con.execute(
-        "SELECT paper_id, score FROM (SELECT paper_id, "
-        "fts_main_papers.match_bm25(paper_id, ?) AS score FROM papers "
-        "WHERE first_public_date IS NOT NULL AND "
-        "(CASE date_precision WHEN 'year' THEN make_date(year(first_public_date), 1, 1) "
-        " WHEN 'month' THEN date_trunc('month', first_public_date)::DATE "
-        " ELSE first_public_date END) <= ? AND "
-        "(CASE date_precision WHEN 'year' THEN make_date(year(first_public_date), 12, 31) "
-        " WHEN 'month' THEN last_day(first_public_date) ELSE first_public_date END) >= ?) "
-        "ORDER BY score IS NULL, round(score, 9) DESC, paper_id",
-        [query, last, first],
-    ).fetchall()
-    return [str(p) for p, score in rows if score is not None], len(rows)
-
-
 def replace_corpus(
     con: duckdb.DuckDBPyConnection,
     works: Sequence[Mapping[str, object]],

@@ -44,9 +44,11 @@ def sandbox_world(
     from inspire_build.sandbox import world
 
     try:
-        generated = world.generate(world.WorldConfig(
+        generated = world.generate(
+            world.WorldConfig(
                 seed=seed, papers=papers, window_density=window_density, hostile=hostile
-            ))
+            )
+        )
     except ValueError as error:  # too small a world for the hostile targets
         raise InputError(str(error)) from error
     for path in world.write(generated, out_dir):

@@ -24,6 +24,10 @@ from inspire_build.llm import LLM
 from inspire_build.sandbox import server, world
 from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.sources import make_client
+from tests import competitor
+
+EVAL = Settings().split("eval")
+WINDOW = (EVAL.start, EVAL.end)  # the card states the split's window
 
 TARGETS = 16
 KEY = SecretStr("5a" * 32)  # one instance key, so that the two exports can match byte for byte
@@ -97,18 +101,11 @@ def _competitor_recovers_nothing(out: Path) -> None:
     jitter = int(re.search(r"0 to (\d+) days", card).group(1))  # type: ignore[union-attr]
     truth = dict(con.execute("SELECT instance_id, target_id FROM eval_latest").fetchall())
     first_public = dict(con.execute("SELECT paper_id, first_public_date FROM papers").fetchall())
-    warehouse.build_search_index(con)
-    ranks = []
-    for row in public:
-        first, last = boundary.consistent_dates(dt.date.fromisoformat(row["cutoff"]), jitter)
-        target = truth[row["instance_id"]]
-        assert first <= first_public[target] <= last  # the narrowing keeps the target
-        ranked, _ = warehouse.search_public_between(con, row["brief"], first, last)
-        ranks.append(ranked.index(target) + 1 if target in ranked else None)
+    _, ranks = competitor.replay(con, public, truth, first_public, jitter, WINDOW)
     inputs = [
         (r["brief"], dt.date.fromisoformat(r["cutoff"]), truth[r["instance_id"]]) for r in public
     ]
-    _, audited = boundary_store._window_attack(con, inputs, jitter)
+    audited = boundary_store._windows(con, Settings(), "eval", inputs, jitter).ranks
     con.close()
     assert ranks == audited  # the card's and the audit's figures are the competitor's
 

@@ -14,16 +14,18 @@ import hashlib
 import json
 import re
 import shutil
-from collections import Counter
 from pathlib import Path
 
 import duckdb
 
 from inspire_build import boundary, boundary_store, warehouse
-from inspire_build.tables import windows
-from inspire_build.text import content_words
+from inspire_build.config import Settings
+from tests import competitor
 
 from .conftest import Suite
+
+EVAL = Settings().split("eval")
+WINDOW = (EVAL.start, EVAL.end)  # the card states the split's window
 
 
 def public_instances(export: Path) -> dict[str, str]:
@@ -160,21 +162,11 @@ def test_a_competitor_with_the_public_files_narrows_by_cutoff_and_searches_with_
         ).fetchall()
     )
     first_public = dict(con.execute("SELECT paper_id, first_public_date FROM papers").fetchall())
-    sizes, ranks, tokens = [], [], {}
-    for row in public:
-        first, last = boundary.consistent_dates(dt.date.fromisoformat(row["cutoff"]), jitter)
-        target = truth[row["instance_id"]]
-        assert first <= first_public[target] <= last, (row["instance_id"], first, last)
-        pool = windows.pool(con, "eval", first, last)  # what the warehouse knows of the window
-        for paper_id, (text, _) in pool.items():
-            tokens.setdefault(paper_id, Counter(content_words(text)))
-        ranked = boundary.bm25_rank(content_words(row["brief"]), {p: tokens[p] for p in pool})
-        sizes.append(len(pool))
-        ranks.append(ranked.index(target) + 1 if target in ranked else None)
+    sizes, ranks = competitor.replay(con, public, truth, first_public, jitter, WINDOW)
     inputs = [
         (r["brief"], dt.date.fromisoformat(r["cutoff"]), truth[r["instance_id"]]) for r in public
     ]
-    audited = boundary_store._windows(con, "eval", inputs, jitter)
+    audited = boundary_store._windows(con, Settings(), "eval", inputs, jitter)
     con.close()
     top1 = sum(rank == 1 for rank in ranks) / len(ranks)
     print(

@@ -1,0 +1,42 @@
+"""A competitor holding a version's public files: each published cutoff narrows the papers the
+warehouse knows to those first public on a day it allows, and the brief is searched among them
+with bm25. Tests compare its ranks with the audit's (``boundary_store._windows``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+import duckdb
+
+from inspire_build import boundary
+from inspire_build.tables import windows
+from inspire_build.text import content_words
+
+
+def replay(
+    con: duckdb.DuckDBPyConnection,
+    public: Sequence[Mapping[str, str]],
+    truth: Mapping[str, str],
+    first_public: Mapping[str, dt.date],
+    jitter: int,
+    split: tuple[dt.date, dt.date],
+) -> tuple[list[int], list[int | None]]:
+    """(window sizes, the target's rank in each) for the public instances, each window cut by
+    the ``split``'s dates (the card states them); asserts each window keeps its target (the
+    narrowing costs a competitor nothing)."""
+    sizes, ranks = [], []
+    tokens: dict[str, Counter[str]] = {}
+    for row in public:
+        first, last = boundary.consistent_dates(dt.date.fromisoformat(row["cutoff"]), jitter)
+        first, last = max(first, split[0]), min(last, split[1])
+        target = truth[row["instance_id"]]
+        assert first <= first_public[target] <= last, (row["instance_id"], first, last)
+        pool = windows.pool(con, "eval", first, last)
+        for paper_id, (text, _) in pool.items():
+            tokens.setdefault(paper_id, Counter(content_words(text)))
+        ranked = boundary.bm25_rank(content_words(row["brief"]), {p: tokens[p] for p in pool})
+        sizes.append(len(pool))
+        ranks.append(ranked.index(target) + 1 if target in ranked else None)
+    return sizes, ranks
