@@ -19,7 +19,8 @@ DEMO_PORT ?= 8799
 DEMO_TARGETS ?= 80
 # Works first public in the split windows are this many times as frequent as the default world's:
 # a window then holds enough look-alikes of its target for the audit to judge it (issue 36). A
-# window the split's first or last days cut short stays thin: the build leaves those targets out.
+# window the split's first or last days cut short stays thin: the build leaves those targets out,
+# and each brief's retrieval check ranks its target among its window's papers, as the audit does.
 DEMO_DENSITY ?= 8
 TEST_WORKERS ?= 2
 
@@ -111,7 +112,7 @@ demo: ## Offline end to end: sandbox, both splits (openai backend against the sa
 		curl -sf http://127.0.0.1:$(DEMO_PORT)/_sandbox/stats > /dev/null && break; sleep 1; done; \
 	eval "$$($(PY) -m inspire_build sandbox env --port $(DEMO_PORT) --time-scale 1000)"; \
 	export INSPIRE_WAREHOUSE=$(RUN)/demo.duckdb INSPIRE_LLM_BACKEND=openai INSPIRE_S2_RPS=1000 \
-		INSPIRE_EXCLUDE_THIN_WINDOWS=true; \
+		INSPIRE_EXCLUDE_THIN_WINDOWS=true INSPIRE_AUDIT_RETRIEVAL_SCOPE=window; \
 	$(PY) -m inspire_build build --split train --limit $(DEMO_TARGETS); \
 	$(PY) -m inspire_build build --split eval --limit $(DEMO_TARGETS); \
 	$(PY) -m inspire_build audit; \

@@ -110,6 +110,22 @@ def retrieval_finding(
     )
 
 
+def window_finding(brief_id: str, rank: int | None, top: int, held: int) -> AuditFinding:
+    """The retrieval check scoped to the window (``audit_retrieval_scope: window``): the target
+    ranked within the ``top`` by bm25 of the brief among the ``held`` papers its published
+    cutoff allows is a leak, as the audit's bm25 attacker would find it."""
+    leaked = rank is not None and rank <= top
+    where = f"among the {held} papers its cutoff's window holds (the top {top} fails)"
+    detail = f"target ranks {rank} {where}" if rank else f"target not ranked {where}"
+    return AuditFinding(
+        brief_id=brief_id,
+        check=AuditCheck.RETRIEVAL,
+        passed=not leaked,
+        level=LeakLevel.FULL if leaked else LeakLevel.NONE,
+        detail=detail,
+    )
+
+
 def mechanism_finding(brief_id: str, guess: str, graded: MechanismOverlap) -> AuditFinding:
     """Only a full overlap of the blind guess with the abstract is a leak; partial passes."""
     return AuditFinding(

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import duckdb
 
-from inspire_build import audit, boundary, warehouse
+from inspire_build import audit, boundary, boundary_store, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient, SourceError
@@ -90,6 +90,16 @@ def retrieval(
     return audit.retrieval_finding(brief_id, ranked, target_id, k, margin)
 
 
+def retrieval_in_window(
+    con: duckdb.DuckDBPyConnection, settings: Settings, brief_id: str, brief: str, target_id: str
+) -> AuditFinding:
+    """The retrieval check as the audit's bm25 attacker plays it: the target's rank among the
+    papers of its published cutoff's window."""
+    rank, held = boundary_store.window_rank(con, settings, target_id, brief)
+    top = audit.search_top(settings.audit_retrieval_k, settings.audit_search_share, held)
+    return audit.window_finding(brief_id, rank, top, held)
+
+
 def mechanism(llm: LLM, brief_id: str, brief: str, abstract: str) -> AuditFinding:
     """The blind mechanism audit: a guess from the brief alone, then the guess against the
     abstract. The finding's detail records both."""
@@ -146,7 +156,9 @@ def checks(
     return [
         lexical,
         asked[0],
-        retrieval(
+        retrieval_in_window(con, settings, brief_id, brief, target_id)
+        if settings.audit_retrieval_scope == "window"
+        else retrieval(
             con,
             brief_id,
             brief,

@@ -270,15 +270,40 @@ def window_of(
     return max(first, config.start), min(last, config.end)
 
 
-def thin_window(con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> str | None:
-    """Why the target's window is too thin to publish (its anonymity set holds fewer than
-    ``min_anonymity`` candidates: the audit would fail it), or None."""
+def target_window(
+    con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str
+) -> tuple[str, dt.date, dt.date] | None:
+    """(split, first, last): the window of the cutoff the target's lineage set, within the
+    jitter it lies in (a kept cutoff's, when wider); None before lineage set one."""
     found = windows_table.target_cutoff(con, target_id)
     if found is None:
         return None
     split, cutoff = found
     jitter = max(settings.cutoff_jitter_days, cutoffs_table.jitter_days(con, target_id) or 0)
-    held = windows_table.selectable(con, split, *window_of(settings, split, cutoff, jitter))
+    return split, *window_of(settings, split, cutoff, jitter)
+
+
+def window_rank(
+    con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str, brief: str
+) -> tuple[int | None, int]:
+    """(the target's rank by bm25 of ``brief`` among the papers of its window, their number):
+    the audit's bm25 attacker on one brief."""
+    window = target_window(con, settings, target_id)
+    if window is None:
+        return None, 0
+    pool = windows_table.pool(con, *window)
+    docs = {p: Counter(content_words(text)) for p, (text, _) in pool.items()}
+    ranked = boundary.bm25_rank(content_words(brief), docs)
+    return (ranked.index(target_id) + 1 if target_id in ranked else None), len(pool)
+
+
+def thin_window(con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> str | None:
+    """Why the target's window is too thin to publish (its anonymity set holds fewer than
+    ``min_anonymity`` candidates: the audit would fail it), or None."""
+    window = target_window(con, settings, target_id)
+    if window is None:
+        return None
+    held = windows_table.selectable(con, *window)
     if held >= settings.min_anonymity:
         return None
     return (

@@ -113,6 +113,10 @@ class Settings(BaseSettings):
     # The target in the top k leaks only when its bm25 score stands this far above the first
     # paper outside the top k (see audit.retrieval_verdict).
     audit_retrieval_margin: float = Field(default=0.1, ge=0)
+    # Where the retrieval check ranks the target: among every paper of the warehouse ("corpus"),
+    # or, as the audit's bm25 attacker does, among the papers its published cutoff's window
+    # holds ("window"; the top k, but at most audit_search_share of them, fails).
+    audit_retrieval_scope: Literal["corpus", "window"] = "corpus"
     # The search identity check fails a brief whose target OpenAlex ranks in this top k among
     # the works its published cutoff allows (one search per brief, a page of k + 1).
     audit_search_k: int = Field(default=10, ge=1, le=99)

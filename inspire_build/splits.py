@@ -77,6 +77,11 @@ def config_hash(settings: Settings, split: str) -> str:
     # What shapes the model's answers beyond the prompt, named only when set: a build that sets
     # none keeps the hash it had before these settings existed.
     chosen = {
+        "audit_retrieval_scope": None
+        if settings.audit_retrieval_scope == "corpus"
+        else settings.audit_retrieval_scope,
+        "exclude_thin_windows": settings.exclude_thin_windows or None,
+        "min_anonymity": settings.min_anonymity if settings.exclude_thin_windows else None,
         "llm_temperature": settings.llm_temperature,
         "llm_seed": settings.llm_seed,
         "llm_system_prompt": settings.llm_system_prompt,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from inspire_build import boundary, boundary_store, exports, warehouse
+from inspire_build import audit_checks, boundary, boundary_store, exports, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.tables import windows
@@ -301,4 +301,26 @@ def test_a_window_is_cut_by_the_split_and_a_thin_one_is_named(tmp_path: Path) ->
     candidates(built.path, [("openalex:W1", dt.date(2025, 6, 22))])  # the window's last day
     con = warehouse.connect(built.path)
     assert boundary_store.thin_window(con, settings, first) is None
+    con.close()
+
+
+def test_the_retrieval_check_scoped_to_the_window_plays_the_bm25_attacker(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    first, second = TARGETS
+    crowd = [(f"openalex:W{n}", dt.date(2025, 6, 3)) for n in range(30)]
+    candidates(built.path, [(first, dt.date(2025, 6, 1)), (second, dt.date(2025, 6, 1)), *crowd])
+    plant(
+        built.path, "UPDATE targets SET cutoff_date = DATE '2025-02-20' WHERE paper_id = ?", [first]
+    )
+    settings = Settings(warehouse=built.path, audit_retrieval_scope="window")
+    con = warehouse.connect(built.path)
+    found = audit_checks.retrieval_in_window(con, settings, "b1", TARGETS[first][0], first)
+    # 32 papers in the window: the top 10, but at most 2% of 32 (and at least 1), fails
+    assert not found.passed
+    assert (
+        found.detail
+        == "target ranks 1 among the 32 papers its cutoff's window holds (the top 1 fails)"
+    )
+    found = audit_checks.retrieval_in_window(con, settings, "b2", BRIEF, first)
+    assert found.passed and found.detail.startswith("target not ranked among the 32 papers")
     con.close()
