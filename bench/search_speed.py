@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from inspire_build import warehouse  # noqa: E402
 from inspire_build.env import backends, corpus, store  # noqa: E402
 from inspire_build.sandbox import world  # noqa: E402
-from tests.unit.env.test_past_only_scores import whole_corpus_bm25  # noqa: E402 (the old one)
+from tests.unit.env.test_backends import whole_corpus_bm25  # noqa: E402 (the old one)
 
 Ask = tuple[str, dt.date]
 

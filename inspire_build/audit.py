@@ -112,10 +112,10 @@ def retrieval_finding(
 
 def window_finding(brief_id: str, rank: int | None, top: int, held: int) -> AuditFinding:
     """The retrieval check scoped to the window (``audit_retrieval_scope: window``): the target
-    ranked within the ``top`` by bm25 of the brief among the ``held`` papers its published
-    cutoff allows is a leak, as the audit's bm25 attacker would find it."""
+    ranked within the ``top`` by bm25 of the brief among the ``held`` candidates its published
+    cutoff's window holds is a leak, as the audit's bm25 attacker would find it."""
     leaked = rank is not None and rank <= top
-    where = f"among the {held} papers its cutoff's window holds (the top {top} fails)"
+    where = f"among the {held} candidates its cutoff's window holds (the top {top} fails)"
     detail = f"target ranks {rank} {where}" if rank else f"target not ranked {where}"
     return AuditFinding(
         brief_id=brief_id,

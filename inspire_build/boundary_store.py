@@ -8,9 +8,9 @@ plays against a split version's public side, recorded in ``boundary_audits``.
 - The hash attack hashes every candidate and target ID the warehouse knows, under every public
   string of the version, in every format of ``boundary.HASH_FORMATS``. It must recover nothing.
 - The attackers play a competitor holding the public export, each beside a blind guess over
-  the same windows: bm25 of the brief over the papers the warehouse knows in each instance's
-  window (the dates its published cutoff allows); a uniform guess over the window's anonymity
-  set (the split's candidates there: the papers the card's public criteria would select); and
+  the same windows (the dates each published cutoff allows, within the split's): bm25 of the
+  brief over the window's anonymity set (the split's candidates there: the papers the card's
+  public criteria would select); a uniform guess over that set; and
   the build's search identity check, where it ran. The warehouse knows the window's candidates
   and what the targets cite, not all that went public, so the windows are a lower bound on a
   real competitor's and the shares an upper bound.
@@ -286,15 +286,15 @@ def target_window(
 def window_rank(
     con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str, brief: str
 ) -> tuple[int | None, int]:
-    """(the target's rank by bm25 of ``brief`` among the papers of its window, their number):
+    """(the target's rank by bm25 of ``brief`` among its window's candidates, their number):
     the audit's bm25 attacker on one brief."""
     window = target_window(con, settings, target_id)
     if window is None:
         return None, 0
     pool = windows_table.pool(con, *window)
-    docs = {p: Counter(content_words(text)) for p, (text, _) in pool.items()}
+    docs = {p: Counter(content_words(text)) for p, (text, chosen) in pool.items() if chosen}
     ranked = boundary.bm25_rank(content_words(brief), docs)
-    return (ranked.index(target_id) + 1 if target_id in ranked else None), len(pool)
+    return (ranked.index(target_id) + 1 if target_id in ranked else None), len(docs)
 
 
 def thin_window(con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> str | None:
@@ -320,18 +320,21 @@ def _windows(
     jitter_days: int,
 ) -> Windows:
     """Per instance (brief, public cutoff, target): its window's papers (:func:`window_of`),
-    those selectable, and the target's rank among them by bm25 of the brief (statistics of the
-    window alone)."""
+    those selectable (its candidates), and the target's rank among these by bm25 of the brief
+    with their statistics alone. A competitor keeps only what the card's criteria select; the
+    other papers the warehouse holds there are what lineage happened to fetch, each under the
+    title variant its source served first."""
     tokens: dict[str, Counter[str]] = {}
     sizes, anonymity, ranks = [], [], []
     for brief, public_cutoff, target_id in instances:
         first, last = window_of(settings, split, public_cutoff, jitter_days)
         pool = windows_table.pool(con, split, first, last)
-        for paper_id, (text, _) in pool.items():
+        chosen = [p for p, (_, selectable) in pool.items() if selectable]
+        for paper_id in chosen:
             if paper_id not in tokens:
-                tokens[paper_id] = Counter(content_words(text))
-        ranked = boundary.bm25_rank(content_words(brief), {p: tokens[p] for p in pool})
+                tokens[paper_id] = Counter(content_words(pool[paper_id][0]))
+        ranked = boundary.bm25_rank(content_words(brief), {p: tokens[p] for p in chosen})
         sizes.append(len(pool))
-        anonymity.append(sum(1 for _, selectable in pool.values() if selectable))
+        anonymity.append(len(chosen))
         ranks.append(ranked.index(target_id) + 1 if target_id in ranked else None)
     return Windows(sizes, anonymity, ranks)

@@ -1,6 +1,7 @@
 """A competitor holding a version's public files: each published cutoff narrows the papers the
-warehouse knows to those first public on a day it allows, and the brief is searched among them
-with bm25. Tests compare its ranks with the audit's (``boundary_store._windows``)."""
+warehouse knows to those first public on a day it allows, and the brief is searched with bm25
+among those the card's selection criteria would select. Tests compare its ranks with the
+audit's (``boundary_store._windows``)."""
 
 from __future__ import annotations
 
@@ -34,9 +35,10 @@ def replay(
         target = truth[row["instance_id"]]
         assert first <= first_public[target] <= last, (row["instance_id"], first, last)
         pool = windows.pool(con, "eval", first, last)
-        for paper_id, (text, _) in pool.items():
-            tokens.setdefault(paper_id, Counter(content_words(text)))
-        ranked = boundary.bm25_rank(content_words(row["brief"]), {p: tokens[p] for p in pool})
+        chosen = [p for p, (_, selectable) in pool.items() if selectable]  # the card's criteria
+        for paper_id in chosen:
+            tokens.setdefault(paper_id, Counter(content_words(pool[paper_id][0])))
+        ranked = boundary.bm25_rank(content_words(row["brief"]), {p: tokens[p] for p in chosen})
         sizes.append(len(pool))
         ranks.append(ranked.index(target) + 1 if target in ranked else None)
     return sizes, ranks

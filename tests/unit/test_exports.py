@@ -315,12 +315,12 @@ def test_the_retrieval_check_scoped_to_the_window_plays_the_bm25_attacker(tmp_pa
     settings = Settings(warehouse=built.path, audit_retrieval_scope="window")
     con = warehouse.connect(built.path)
     found = audit_checks.retrieval_in_window(con, settings, "b1", TARGETS[first][0], first)
-    # 32 papers in the window: the top 10, but at most 2% of 32 (and at least 1), fails
+    # 32 candidates in the window: the top 10, but at most 2% of 32 (and at least 1), fails
     assert not found.passed
     assert (
         found.detail
-        == "target ranks 1 among the 32 papers its cutoff's window holds (the top 1 fails)"
+        == "target ranks 1 among the 32 candidates its cutoff's window holds (the top 1 fails)"
     )
     found = audit_checks.retrieval_in_window(con, settings, "b2", BRIEF, first)
-    assert found.passed and found.detail.startswith("target not ranked among the 32 papers")
+    assert found.passed and found.detail.startswith("target not ranked among the 32 candidates")
     con.close()
