@@ -230,6 +230,16 @@ def test_retrieval_feedback_that_names_a_term_says_it_generally_and_keeps_the_se
     assert "streaming inputs" in redraft and "related" in redraft
 
 
+def test_a_second_retrieval_leak_drops_the_specifics() -> None:
+    twice = (
+        "retrieval: ranks 1 (terms that found it: 'quill')",
+        "search: ranks 1 (terms that found it: 'mave')",
+    )
+    redraft, _ = write(prompt(twice))
+    assert "quill" not in redraft and "mave" not in redraft
+    assert "streaming inputs" not in redraft and "lumen corpora" in redraft  # the field's
+
+
 def test_a_named_term_in_the_lead_is_said_generally() -> None:
     redraft, _ = write(prompt(("search: ranks 1 (terms that found it: 'tessel')",)))
     assert "tessel" not in redraft and "when related and orvi" in redraft
