@@ -101,9 +101,14 @@ def retrieval_finding(
     brief_id: str, ranked: Sequence[tuple[str, float]], target_id: str, k: int, margin: float
 ) -> AuditFinding:
     leaked, detail = retrieval_verdict(ranked, target_id, k, margin)
+    return found_or_not(brief_id, AuditCheck.RETRIEVAL, leaked, detail)
+
+
+def found_or_not(brief_id: str, check: AuditCheck, leaked: bool, detail: str) -> AuditFinding:
+    """The finding of a check that either finds the target (a full leak) or does not."""
     return AuditFinding(
         brief_id=brief_id,
-        check=AuditCheck.RETRIEVAL,
+        check=check,
         passed=not leaked,
         level=LeakLevel.FULL if leaked else LeakLevel.NONE,
         detail=detail,
@@ -117,13 +122,7 @@ def window_finding(brief_id: str, rank: int | None, top: int, held: int) -> Audi
     leaked = rank is not None and rank <= top
     where = f"among the {held} candidates its cutoff's window holds (the top {top} fails)"
     detail = f"target ranks {rank} {where}" if rank else f"target not ranked {where}"
-    return AuditFinding(
-        brief_id=brief_id,
-        check=AuditCheck.RETRIEVAL,
-        passed=not leaked,
-        level=LeakLevel.FULL if leaked else LeakLevel.NONE,
-        detail=detail,
-    )
+    return found_or_not(brief_id, AuditCheck.RETRIEVAL, leaked, detail)
 
 
 def mechanism_finding(brief_id: str, guess: str, graded: MechanismOverlap) -> AuditFinding:
@@ -175,13 +174,7 @@ def search_finding(
         detail = f"target not in the results shown {where}"
     else:
         detail = f"target ranks {rank} (the top {top} fails) {where}"
-    return AuditFinding(
-        brief_id=brief_id,
-        check=AuditCheck.SEARCH,
-        passed=not leaked,
-        level=LeakLevel.FULL if leaked else LeakLevel.NONE,
-        detail=detail,
-    )
+    return found_or_not(brief_id, AuditCheck.SEARCH, leaked, detail)
 
 
 _RANKED = re.compile(r"^target (?:ranks (?P<rank>\d+)|not in the results shown)")
