@@ -28,6 +28,7 @@ from inspire_build.cli.common import (
     _client,
     _Context,
     _parse_date,
+    err,
     lineage_app,
     out,
     targets_app,
@@ -122,7 +123,8 @@ def lineage_show(
     dates = {paper_id: _parse_date(target_date)} if target_date else {}
     with _client(ctx, warehouse_path, offline) as (client, _):
         result = resolve.resolve_lineage([paper_id], client, sources=chosen, target_dates=dates)[0]
-    out.print(
+    # with --json, standard output holds JSON lines only: the heading goes to standard error
+    (err if as_json else out).print(
         f"# {result.work.paper_id}: first public {result.target_date}, cutoff "
         f"{result.cutoff}; {result.status.value}: {result.reason}"
     )

@@ -177,7 +177,8 @@ def test_cli_select_resolve_and_stats(base: str, tmp_path: Path) -> None:
     assert "0 LLM call(s) made" in remade.stdout
     shown = inspire("lineage", "show", chosen[0], "--json")
     assert shown.returncode == 0, shown.stderr
-    records = [json.loads(x) for x in shown.stdout.splitlines() if x.startswith("{")]
+    records = [json.loads(x) for x in shown.stdout.splitlines()]  # JSON lines only
+    assert shown.stderr.startswith("# ")  # the heading goes to standard error
     assert records and all(
         {"status", "reason", "first_public_date", "date_source", "title", "ids"} <= set(r)
         for r in records
