@@ -52,7 +52,9 @@ def _audit(logger: Any, settings: Settings, split: str, version: str | None) -> 
         settings.warehouse, wait_s=3600, say=logger.info, create=False, stopped=console.signalled
     ) as con:
         chosen = version or splits.latest_version(con, split)
-        llm, client = gold.make_llm(settings, con), make_client(settings, con)
+        # the model that built the version judges it, where the version records one
+        judging, recorded = gold.judging_settings(con, settings, chosen)
+        llm, client = gold.make_llm(judging, con), make_client(judging, con)
         report = gold.audit_version(llm, con, settings, chosen, client)
         # an instance whose brief a curator marked leaking fails as well
         report = apply.with_leak_marks(report, apply.leak_failures(con, chosen))
@@ -60,7 +62,10 @@ def _audit(logger: Any, settings: Settings, split: str, version: str | None) -> 
         agreement = sample.report_lines(con, chosen)  # reported; the verdict does not read it
         verdict = overall(report, attacks)
         windows.record_verdict(con, chosen, split, verdict.verdict.value, _joined(verdict))
-    lines = [verdict.line(f"audit of {chosen}"), *report.lines(), *attacks.lines(), *agreement]
+    whose = "the build's" if recorded else "this shell's: the version records none"
+    judged = f"judged by {llm.backend} {llm.model} ({whose})"
+    lines = [verdict.line(f"audit of {chosen}"), judged, *report.lines(), *attacks.lines()]
+    lines += agreement
     for line in lines:
         logger.info(line)
     create_markdown_artifact(

@@ -59,7 +59,10 @@ def test_the_audit_prints_the_agreement_and_decides_without_it(
     with warehouse.open_warehouse(path) as con:
         plant(con)
     lines = _audit(monkeypatch, path, boundary_ok=True)
-    assert lines[0] == f"audit of {VERSION}: passed"  # the verdict first
+    assert lines[0] == f"audit of {VERSION}: passed"  # the verdict first, then who judged
+    assert lines[1].startswith("judged by rules ") and lines[1].endswith(
+        "(this shell's: the version records none)"
+    )
     assert (
         lines[-1] == f"curator agreement of {VERSION}: no review sample (`inspire review sample`)"
     )
@@ -73,3 +76,27 @@ def test_the_audit_prints_the_agreement_and_decides_without_it(
         _audit(monkeypatch, path, boundary_ok=False)
     with warehouse.open_warehouse(path) as con:  # recorded for `inspire export`
         assert windows.latest_verdict(con, VERSION)["reasons"] == "planted"  # type: ignore[index]
+
+
+def test_the_audit_judges_with_the_model_that_built_the_version(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "w.duckdb"
+    with warehouse.open_warehouse(path) as con:
+        plant(con)
+        con.execute(
+            "UPDATE split_versions SET models = ? WHERE version_id = ?",
+            ['{"backend": "openai", "llm": "sandbox-gpt"}', VERSION],
+        )
+    built: list[str] = []
+    real = flows.audit.gold.make_llm
+    monkeypatch.setattr(
+        flows.audit.gold,
+        "make_llm",
+        lambda settings, con: built.append(settings.llm_backend) or real(settings, con),
+    )
+    monkeypatch.setenv("INSPIRE_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # where it is served:
+    monkeypatch.setenv("INSPIRE_LLM_API_KEY", "sk-test")  # the shell's, never recorded
+    lines = _audit(monkeypatch, path, boundary_ok=True)  # the shell says rules
+    assert built == ["openai"]
+    assert lines[1] == "judged by openai sandbox-gpt (the build's)"
