@@ -291,10 +291,20 @@ def window_rank(
     window = target_window(con, settings, target_id)
     if window is None:
         return None, 0
-    pool = windows_table.pool(con, *window)
-    docs = {p: Counter(content_words(text)) for p, (text, chosen) in pool.items() if chosen}
-    ranked = boundary.bm25_rank(content_words(brief), docs)
-    return (ranked.index(target_id) + 1 if target_id in ranked else None), len(docs)
+    return _rank_among(windows_table.pool(con, *window), brief, target_id, {})
+
+
+def _rank_among(
+    pool: dict[str, tuple[str, bool]], brief: str, target_id: str, tokens: dict[str, Counter[str]]
+) -> tuple[int | None, int]:
+    """(the target's rank by bm25 of ``brief`` among the pool's candidates, with their
+    statistics alone; how many they are). ``tokens`` caches each paper's words across windows."""
+    chosen = [p for p, (_, selectable) in pool.items() if selectable]
+    for paper_id in chosen:
+        if paper_id not in tokens:
+            tokens[paper_id] = Counter(content_words(pool[paper_id][0]))
+    ranked = boundary.bm25_rank(content_words(brief), {p: tokens[p] for p in chosen})
+    return (ranked.index(target_id) + 1 if target_id in ranked else None), len(chosen)
 
 
 def thin_window(con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> str | None:
@@ -329,12 +339,8 @@ def _windows(
     for brief, public_cutoff, target_id in instances:
         first, last = window_of(settings, split, public_cutoff, jitter_days)
         pool = windows_table.pool(con, split, first, last)
-        chosen = [p for p, (_, selectable) in pool.items() if selectable]
-        for paper_id in chosen:
-            if paper_id not in tokens:
-                tokens[paper_id] = Counter(content_words(pool[paper_id][0]))
-        ranked = boundary.bm25_rank(content_words(brief), {p: tokens[p] for p in chosen})
+        rank, held = _rank_among(pool, brief, target_id, tokens)
         sizes.append(len(pool))
-        anonymity.append(len(chosen))
-        ranks.append(ranked.index(target_id) + 1 if target_id in ranked else None)
+        anonymity.append(held)
+        ranks.append(rank)
     return Windows(sizes, anonymity, ranks)
