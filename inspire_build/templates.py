@@ -1,5 +1,9 @@
-"""The prompts: versioned Jinja templates shipped as package data (``inspire_build/prompts/``),
-each with a hash that is stored with every output it produced and in a version's config hash.
+"""The prompts: versioned Jinja templates, each with a hash that is stored with every output it
+produced and in a version's config hash.
+
+Their one copy is the top-level ``prompts/`` folder, installed as the package
+``inspire_build.prompts`` (pyproject.toml maps it): they are read through importlib.resources, so
+an editable install and the wheel find them alike, whatever the working directory.
 
 Paper text reaches a prompt only as data: templates are rendered with HTML autoescaping, so an
 abstract cannot close the ``<data>`` block it sits in.
@@ -20,7 +24,7 @@ import jinja2
 
 from inspire_build.errors import LLMError
 
-PROMPTS_DIR = importlib.resources.files("inspire_build") / "prompts"  # package data
+PROMPTS_DIR = importlib.resources.files("inspire_build.prompts")  # prompts/, as package data
 _VERSION = re.compile(r"\{#\s*version:\s*(?P<version>[\w.-]+)\s*#\}")
 
 

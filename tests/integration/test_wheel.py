@@ -1,4 +1,5 @@
-"""Installed as a package, not run from a checkout: the wheel carries its prompts and migrations,
+"""Installed as a package, not run from a checkout: the wheel carries its prompts (from the
+top-level prompts/, which it loads from the installed package), its migrations and every module,
 and a fresh environment outside the checkout initialises a warehouse and builds against the
 sandbox with the rules backend.
 
@@ -28,6 +29,19 @@ def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
     return done.stdout
 
 
+def wheel_misses(names: set[str]) -> list[str]:
+    """What the checkout has and the wheel lacks: every template of the top-level prompts/ (as
+    ``inspire_build/prompts/``), and every module of inspire_build/ and flows/ (pyproject.toml
+    lists the packages: a new one left off that list is caught here)."""
+    wanted = [f"inspire_build/prompts/{p.name}" for p in (PROJECT_ROOT / "prompts").glob("*.md")]
+    wanted += [
+        p.relative_to(PROJECT_ROOT).as_posix()
+        for folder in ("inspire_build", "flows")
+        for p in (PROJECT_ROOT / folder).rglob("*.py")
+    ]
+    return sorted(set(wanted) - names)
+
+
 def test_the_wheel_installs_and_builds_outside_the_checkout(
     tmp_path: Path, prefect_api: str
 ) -> None:
@@ -37,8 +51,8 @@ def test_the_wheel_installs_and_builds_outside_the_checkout(
         "--wheel-dir", dist, PROJECT_ROOT, cwd=tmp_path,
     )  # fmt: skip
     [wheel] = dist.glob("inspire_build-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    assert "inspire_build/prompts/grade.md" in names
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert wheel_misses(names) == []
     assert "inspire_build/review/templates/instance.html" in names  # the review pages
     assert any(n.startswith("inspire_build/migrations/0001_") for n in names)
 
@@ -60,6 +74,10 @@ def test_the_wheel_installs_and_builds_outside_the_checkout(
         python, "-c", "import inspire_build; print(inspire_build.__file__)", cwd=work, env=env
     )
     assert where.startswith(str(packages)), where
+    code = "from inspire_build.templates import PROMPTS_DIR as d, load_prompts as p; print(d, *p())"
+    folder, *prompts = run(python, "-c", code, cwd=work, env=env).split()
+    assert folder == str(packages / "inspire_build" / "prompts"), folder
+    assert len(prompts) == 5 and "grade" in prompts, prompts
     run(venv / "bin" / "inspire", "warehouse", "init", cwd=work, env=env)
     assert (work / "warehouse" / "inspire.duckdb").exists()  # relative to where it runs
 
