@@ -15,6 +15,7 @@ PREFECT_PORT ?= 4200
 RUN := $(CURDIR)/run
 SPLIT ?= eval
 LIMIT ?=
+INSTANCES ?=
 DEMO_PORT ?= 8799
 DEMO_TARGETS ?= 80
 # Works first public in the split windows are this many times as frequent as the default world's:
@@ -64,8 +65,9 @@ test-reliability: ## pytest on tests/reliability/ only: faults, kills, concurren
 schemas: ## Regenerate schemas/ (warehouse.sql, models/*.json) from the code
 	$(PY) -m inspire_build.schemas
 
-build: ## Build a split version in-process: make build SPLIT=eval LIMIT=25
-	$(PY) -m inspire_build build --split $(SPLIT) $(if $(LIMIT),--limit $(LIMIT))
+build: ## Build a split version in-process: make build SPLIT=eval INSTANCES=25 (or LIMIT=80)
+	$(PY) -m inspire_build build --split $(SPLIT) $(if $(LIMIT),--limit $(LIMIT)) \
+		$(if $(INSTANCES),--instances $(INSTANCES))
 
 audit: ## Leakage audit of the latest version of each split; fails if an instance leaks
 	$(PY) -m inspire_build audit

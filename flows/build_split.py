@@ -19,7 +19,7 @@ import json
 import uuid
 from concurrent.futures import CancelledError, Future
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 from uuid import UUID
 
 import duckdb
@@ -51,6 +51,7 @@ from inspire_build import (
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import Cancelled, InspireError
 from inspire_build.http import ResponseStore
+from inspire_build.instances import Walk
 from inspire_build.models import TargetStatus
 from inspire_build.review import apply
 from inspire_build.selection import Selection
@@ -76,12 +77,13 @@ def resolve_chunk(
     selection: Selection,
     chunk: list[str],
     before: int,
+    total: int,
     shown: Any,
     memo: resolve.Memo,
 ) -> list[str]:
-    """Resolve and write the lineage of ``chunk``, which follows ``before`` of the selected
-    targets; returns those left as candidates."""
-    logger, total = get_run_logger(), len(selection.selected)
+    """Resolve and write the lineage of ``chunk``, which follows ``before`` of the ``total``
+    targets the build has reached; returns those left as candidates."""
+    logger = get_run_logger()
 
     def progress(done: int, _: int) -> None:
         _advanced(logger, shown, before + done, total)
@@ -135,6 +137,7 @@ def apply_reviews_task(
 def build_split(
     split: str = "eval",
     limit: int | None = None,
+    instances: int | None = None,
     label: str | None = None,
     llm_backend: str | None = None,
     source_mode: str | None = None,
@@ -149,12 +152,14 @@ def build_split(
     """Build one split version end to end and return its row (into ``warehouse_path``, else
     the configured warehouse); a :class:`Cancelled` build ends its flow run Cancelled.
     ``runner="dask"`` resolves the lineage chunks on Dask workers (at ``dask_address``, else on
-    a LocalCluster). ``apply_reviews`` runs no step: it writes the split's latest version again
-    with the curators' standing reviews applied, as a new version."""
+    a LocalCluster). ``instances`` builds until that many are accepted (``limit`` caps the
+    candidates it may walk). ``apply_reviews`` runs no step: it writes the split's latest
+    version again with the curators' standing reviews applied, as a new version."""
     logger = get_run_logger()
     settings = get_settings().overridden(
         split,
         limit=limit,
+        instances=instances,
         llm_backend=llm_backend,
         source_mode=source_mode,
         concurrency=concurrency,
@@ -165,7 +170,7 @@ def build_split(
         dask_address=dask_address,
     )
     if not apply_reviews:  # a configuration error fails at once, before any request
-        pipeline.check_sources(settings)
+        pipeline.check_sources(settings, split)
     if settings.runner == "dask" and not apply_reviews:
         dask_runner.require()  # a configuration error fails at once, before any request
     requested = dt.datetime.now(dt.UTC)
@@ -228,22 +233,47 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
         ),
     )
     console.checkpoint()
-    with gold.Steps(gold.make_llm(settings, con), con, settings, client=client) as steps:
-        if settings.runner == "dask":
-            chunks = _lineage_on_dask(logger, con, settings, selection, shown)
-        else:
-            chunks = _lineage(client, con, settings, selection, steps, shown)
-        resolved = [target for chunk, _, _ in chunks for target in chunk]
-        logger.info(
-            f"lineage done: {len(resolved)} of {len(selection.selected)} target(s) have antecedents"
-        )
-        steps.corpus_complete()  # the retrieval checks waiting for every paper may search now
-        _store(logger, steps, chunks, len(resolved), shown)
+    walk, llm = pipeline.start_walk(con, settings, selection), gold.make_llm(settings, con)
+    while part := walk.next_round():
+        if walk.wanted is not None:
+            logger.info(
+                f"{len(walk.accepted)} of {walk.wanted} instances so far: building "
+                f"{len(part)} more candidate(s) (yield {walk.expected_yield():.2f})"
+            )
+        _round(logger, con, client, settings, selection, walk, llm, part, shown)
+    notes = pipeline.end_walk(con, selection, walk)
     stages.advance(WRITE, 0, 1)
-    version: dict[str, Any] = write_version(con, settings, split, label, resolved)
+    version: dict[str, Any] = write_version(con, settings, split, label, walk.kept)
+    version["notes"] = [*version["notes"], *notes]
     stages.advance(WRITE, 1, 1)
     update_progress_artifact(shown, 100.0)
     return _published(logger, con, split, version)
+
+
+def _round(
+    logger: Any,
+    con: Any,
+    client: Any,
+    settings: Settings,
+    selection: Selection,
+    walk: Walk,
+    llm: Any,
+    part: list[str],
+    shown: Any,
+) -> None:
+    """Lineage of ``part`` chunk by chunk, each chunk's LLM steps beside the next chunk's
+    lineage; every step of the round ends (and is written) before the walk goes on."""
+    at = Reach(walk.taken - len(part), walk.taken, len(walk.resolved))
+    with gold.Steps(llm, con, settings, at.ranked, client=client) as steps:
+        if settings.runner == "dask":
+            chunks = _lineage_on_dask(logger, con, settings, selection, shown, part, at)
+        else:
+            chunks = _lineage(client, con, settings, selection, steps, shown, part, at)
+        resolved = [target for chunk, _, _ in chunks for target in chunk]
+        logger.info(f"lineage done: {len(resolved)} of {len(part)} target(s) have antecedents")
+        steps.corpus_complete()  # the retrieval checks waiting for every paper may search now
+        verdicts = _store(logger, steps, chunks, len(resolved), shown)
+    walk.record(resolved, pipeline.accepted_of(resolved, verdicts))
 
 
 def _reviewed(logger: Any, con: Any, settings: Settings, split: str, label: str | None) -> Any:
@@ -274,20 +304,35 @@ def _published(logger: Any, con: Any, split: str, version: dict[str, Any]) -> An
 Chunk = tuple[list[str], list[Future[gold.Records]], "PrefectFuture[Any] | None"]
 
 
+class Reach(NamedTuple):
+    """Where a round stands among the candidates the walk has handed out so far."""
+
+    before: int  # handed out in earlier rounds
+    total: int  # handed out, this round's included
+    ranked: int  # resolved in earlier rounds: the place of this round's first candidate
+
+
 def _lineage(
-    client: Any, con: Any, settings: Settings, selection: Selection, steps: gold.Steps, shown: Any
+    client: Any,
+    con: Any,
+    settings: Settings,
+    selection: Selection,
+    steps: gold.Steps,
+    shown: Any,
+    targets: list[str],
+    at: Reach,
 ) -> list[Chunk]:
-    """Resolve the lineage chunk by chunk, in this thread; each chunk's candidates start their
-    LLM steps (a task run of their own) while the next chunk is fetched."""
+    """Resolve the lineage of ``targets`` chunk by chunk, in this thread; each chunk's
+    candidates start their LLM steps (a task run of their own) while the next is fetched."""
     chunks: list[Chunk] = []
-    before = candidates = 0
+    before, candidates = at.before, at.ranked
     memo = resolve.Memo()  # what earlier chunks fetched is not asked for again
-    for part in pipeline.lineage_chunks(selection.selected, settings):
+    for part in pipeline.lineage_chunks(targets, settings):
         named = resolve_chunk.with_options(
             task_run_name=f"resolve-lineage targets {before + 1}-{before + len(part)}"
         )
         held = (_opaque(client), _opaque(con), _opaque(settings), _opaque(selection))
-        resolved = named(*held, part, before, shown, _opaque(memo))
+        resolved = named(*held, part, before, at.total, shown, _opaque(memo))
         chunks.append(_steps_of(steps, resolved, candidates))
         before, candidates = before + len(part), candidates + len(resolved)
         console.checkpoint()
@@ -300,15 +345,17 @@ def _lineage_on_dask(
     settings: Settings,
     selection: Selection,
     shown: Any,
+    targets: list[str],
+    at: Reach,
 ) -> list[Chunk]:
-    """Resolve every chunk on the Dask workers at once, from a read-only copy of the
-    warehouse, and write each chunk's responses and lineage in the chunks' order; then run the
-    LLM steps of every chunk on the workers too (:func:`_steps_on_dask`)."""
+    """Resolve every chunk of ``targets`` on the Dask workers at once, from a read-only copy
+    of the warehouse, and write each chunk's responses and lineage in the chunks' order; then
+    run the LLM steps of every chunk on the workers too (:func:`_steps_on_dask`)."""
     copy = Path(str(settings.warehouse) + ".reading-copy")
     offsets = boundary_store.cutoff_offsets(con, settings)
-    parts = pipeline.lineage_chunks(selection.selected, settings)
+    parts = pipeline.lineage_chunks(targets, settings)
     resolved_parts: list[tuple[int, list[str]]] = []  # (candidates before, the chunk's)
-    before = candidates = 0
+    before, candidates = at.before, at.ranked
     with dask_runner.started(settings, logger.info) as runner:
         try:
             reading_copy.write(con, copy)
@@ -327,7 +374,7 @@ def _lineage_on_dask(
                     },
                 )
                 for first, part in zip(
-                    itertools.accumulate([0, *map(len, parts)]), parts, strict=False
+                    itertools.accumulate([at.before, *map(len, parts)]), parts, strict=False
                 )
             ]
             for part, future in zip(parts, futures, strict=True):
@@ -336,7 +383,7 @@ def _lineage_on_dask(
                 resolved = pipeline.write_lineage(con, results, selection.split)
                 resolved_parts.append((candidates, resolved))
                 before, candidates = before + len(part), candidates + len(resolved)
-                _advanced(logger, shown, before, len(selection.selected))
+                _advanced(logger, shown, before, at.total)
         finally:
             copy.unlink(missing_ok=True)
         return _steps_on_dask(runner, con, settings, resolved_parts)
@@ -419,12 +466,17 @@ def _opaque(value: object) -> Any:
     return quote(value)
 
 
-def _store(logger: Any, steps: gold.Steps, chunks: list[Chunk], total: int, shown: Any) -> None:
-    """Write each target's records as soon as it and every target before it have ended."""
+def _store(
+    logger: Any, steps: gold.Steps, chunks: list[Chunk], total: int, shown: Any
+) -> list[gold.Verdict]:
+    """Write each target's records as soon as it and every target before it have ended;
+    returns their verdicts, in order."""
     written = accepted = 0
+    verdicts: list[gold.Verdict] = []
     for _, started, task_run in chunks:
         for future in started:
-            accepted += steps.store(future.result()).status is TargetStatus.ACCEPTED
+            verdicts.append(steps.store(future.result()))
+            accepted += verdicts[-1].status is TargetStatus.ACCEPTED
             written += 1
             console.checkpoint()
             stages.advance(LLM_STEPS, written, total)
@@ -432,6 +484,7 @@ def _store(logger: Any, steps: gold.Steps, chunks: list[Chunk], total: int, show
             task_run.wait()  # its state settles before the flow run's does
         update_progress_artifact(shown, LINEAGE_SHARE + (100 - LINEAGE_SHARE) * written / total)
         logger.info(f"briefs and grades: {written}/{total} ({accepted} accepted)")
+    return verdicts
 
 
 def version_markdown(version: dict[str, Any]) -> str:

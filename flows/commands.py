@@ -25,7 +25,17 @@ from inspire_build.pipeline import check_sources
 def build(
     ctx: typer.Context,
     split: Annotated[str, typer.Option(help="The split to build (train, eval).")] = "eval",
-    limit: Annotated[int | None, typer.Option(help="Most targets.", min=1)] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Most candidates to select (and walk).", min=1)
+    ] = None,
+    instances: Annotated[
+        int | None,
+        typer.Option(
+            help="Build until this many instances are accepted, walking the candidates in "
+            "their seeded, month-stratified order (see `inspire plan`).",
+            min=1,
+        ),
+    ] = None,
     label: Annotated[str | None, typer.Option(help="A label for the version.")] = None,
     runner: Annotated[
         str | None,
@@ -56,15 +66,17 @@ def build(
     from flows import console, progress
 
     _check_split(ctx, split)
-    if apply_reviews and (limit or runner or dask_address):
+    if apply_reviews and (limit or instances or runner or dask_address):
         raise typer.BadParameter(
             "--apply-reviews writes from the latest version's records and runs no step, so it "
-            "takes no --limit, --runner or --dask-address",
+            "takes no --limit, --instances, --runner or --dask-address",
             param_hint="--apply-reviews",
         )
-    settings = get_settings().overridden(runner=runner, dask_address=dask_address)
+    settings = get_settings().overridden(
+        split, limit=limit, instances=instances, runner=runner, dask_address=dask_address
+    )
     if not apply_reviews:
-        check_sources(settings)
+        check_sources(settings, split)
     if dask_address and settings.runner != "dask":
         raise typer.BadParameter("--dask-address needs --runner dask", param_hint="--dask-address")
     path = _warehouse_path(ctx, warehouse_path, create=not apply_reviews)
@@ -79,6 +91,7 @@ def build(
             state = build_split(
                 split=split,
                 limit=limit,
+                instances=instances,
                 label=label,
                 warehouse_path=str(path),
                 runner=runner,

@@ -9,12 +9,16 @@ logging a Settings object never shows a secret.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
+import re
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from inspire_build.errors import InputError
 
@@ -35,6 +39,9 @@ class SplitConfig(BaseModel):
     fields: tuple[str, ...] = ("Computer Science",)
     min_references: int = Field(default=10, ge=0)
     limit: int | None = Field(default=None, gt=0)
+    # Build until this many instances are accepted, walking the candidates in their seeded,
+    # month-stratified order (instances.Walk); None: every selected candidate.
+    instances: int | None = Field(default=None, gt=0)
     sample_seed: int = 0  # with a limit: the seed of the month-stratified sample of targets
 
     @model_validator(mode="after")
@@ -98,6 +105,9 @@ class Settings(BaseSettings):
     )
     # A Batch API answer costs this share of llm_prices (OpenAI's batch discount is 50%).
     llm_batch_price_factor: float = Field(default=0.5, ge=0, le=1)
+    # The most a build may spend on LLM calls, in USD (None: no cap): a call that would pass
+    # it is not made; the build stops with what it did kept in the call log (exit 1).
+    llm_budget_usd: float | None = Field(default=None, ge=0)
     brief_attempts: int = Field(default=3, ge=1, le=10)
     # A long bibliography is graded in parts, each prompt (rubric, target, its references) at
     # most this many tokens by grading.estimate_tokens.
@@ -214,6 +224,7 @@ class Settings(BaseSettings):
         split: str | None = None,
         *,
         limit: int | None = None,
+        instances: int | None = None,
         llm_backend: str | None = None,
         source_mode: str | None = None,
         concurrency: int | None = None,
@@ -224,7 +235,8 @@ class Settings(BaseSettings):
         dask_address: str | None = None,
     ) -> Settings:
         """These settings with a flow's or a command's parameters over them (None: unchanged);
-        ``limit`` applies to ``split``. Validated as the environment's values are."""
+        ``limit`` and ``instances`` apply to ``split``. Validated as the environment's values
+        are."""
         update: dict[str, Any] = {
             key: value
             for key, value in (
@@ -239,14 +251,40 @@ class Settings(BaseSettings):
             )
             if value
         }
-        if limit and split:
+        sizes = {k: v for k, v in (("limit", limit), ("instances", instances)) if v}
+        if sizes and split:
             splits = dict(self.splits)
-            splits[split] = self.split(split).model_copy(update={"limit": limit})
+            splits[split] = self.split(split).model_copy(update=sizes)
             update["splits"] = splits
         return Settings.model_validate({**self.model_dump(), **update}) if update else self
 
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read from the environment on first use."""
-    return Settings()
+    """The process-wide settings, read from the environment on first use. A variable that is
+    not the JSON its setting takes is an :class:`InputError` naming it."""
+    try:
+        return Settings()
+    except SettingsError as error:
+        raise InputError(unreadable(error, os.environ)) from None
+
+
+def unreadable(error: SettingsError, environ: Mapping[str, str]) -> str:
+    """What pydantic-settings could not parse, in one line naming the variable: it says only
+    the field (``splits``), and its cause holds the value it tried as JSON."""
+    cause = error.__cause__
+    value = cause.doc if isinstance(cause, json.JSONDecodeError) else None
+    field = re.search(r'field "(\w+)"', str(error))
+    prefix = f"INSPIRE_{field.group(1)}".upper() if field else "INSPIRE_"
+    names = sorted(
+        name
+        for name, given in environ.items()
+        if name.upper().startswith(prefix) and (value is None or given == value)
+    )
+    named = " or ".join(names) or prefix
+    if value is None:
+        return f"invalid configuration: {named} cannot be read ({cause or error})"
+    return (
+        f"invalid configuration: {named}={value!r} is not the JSON this setting takes ({cause}); "
+        """write a list such as '["Computer Science"]' or an object such as '{"k": [1, 2]}'"""
+    )

@@ -19,9 +19,11 @@ from inspire_build.classify import TargetLineage
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient
+from inspire_build.instances import PRIOR_YIELD, Walk, measured_yield
 from inspire_build.llm import LLM
 from inspire_build.models import Paper, TargetStatus
 from inspire_build.selection import Selection, select_targets
+from inspire_build.tables import lineage as lineage_table
 
 # The steps' names, in order; `inspire build` draws a progress bar for each.
 SELECT, LINEAGE, LLM_STEPS, WRITE = (
@@ -149,16 +151,58 @@ def write(
     return splits.write_version(con, settings, split, label, targets)
 
 
-def check_sources(settings: Settings) -> None:
-    """Refuse, before any request, a build that cannot reach its sources: the real OpenAlex
-    without a key. A configuration error is said once, never retried."""
+def check_sources(settings: Settings, split: str | None = None) -> None:
+    """Refuse, before any request, a build that cannot reach its sources (the real OpenAlex
+    without a key) or would build a whole window from them (``split`` with neither a limit nor
+    a count of instances). A configuration error is said once, never retried."""
     real_openalex = settings.openalex_url == Settings.model_fields["openalex_url"].default
-    if settings.source_mode != "replay" and real_openalex and settings.openalex_api_key is None:
+    if settings.source_mode == "replay" or not real_openalex:
+        return
+    if settings.openalex_api_key is None:
         raise InputError(
             "building from the real OpenAlex needs INSPIRE_OPENALEX_API_KEY (required since "
             "2026-02), and network access; to build offline, point INSPIRE_*_URL at a "
             "sandbox (`inspire sandbox env`) or run `make demo`"
         )
+    config = settings.split(split) if split else None
+    if config is not None and config.limit is None and config.instances is None:
+        raise InputError(
+            f"a {split} build from the real OpenAlex needs a size: every CS arXiv paper of "
+            f"{config.start}..{config.end} is a candidate. Pass --instances N (the flow's "
+            "`instances` parameter, INSPIRE_SPLITS__<SPLIT>__INSTANCES) or --limit N, and see "
+            f"its cost first with `inspire plan --split {split} --instances N`"
+        )
+
+
+def accepted_of(resolved: list[str], verdicts: Sequence[gold.Verdict]) -> list[str]:
+    """The accepted among a round's ``resolved`` targets, whose ``verdicts`` came in order."""
+    pairs = zip(resolved, verdicts, strict=True)
+    return [target for target, verdict in pairs if verdict.status is TargetStatus.ACCEPTED]
+
+
+def start_walk(con: duckdb.DuckDBPyConnection, settings: Settings, selection: Selection) -> Walk:
+    """The walk over the selected candidates: a round of all of them, or, with the split's
+    ``instances``, rounds sized from the yield (an earlier build's, before one is measured)."""
+    wanted = settings.split(selection.split).instances
+    prior = measured_yield(lineage_table.target_outcomes(con, selection.split))
+    return Walk(selection.selected, wanted, prior or PRIOR_YIELD)
+
+
+def end_walk(con: duckdb.DuckDBPyConnection, selection: Selection, walk: Walk) -> list[str]:
+    """Record the candidates over the build's count (accepted after it, or never reached), and
+    return the build's notes: how many instances it lacks when the candidates ran out."""
+    if walk.wanted is None:
+        return []
+    over = f"over the build's {walk.wanted} instances"
+    lineage_table.mark_over_count(con, selection.split, walk.surplus, f"accepted, but {over}")
+    unreached = [selection.row_ids.get(t, t) for t in walk.unreached]
+    lineage_table.mark_over_count(con, selection.split, unreached, f"not reached: {over}")
+    if not walk.short:
+        return []
+    return [
+        f"the candidates ran out: {len(walk.accepted)} of the {walk.wanted} instances asked "
+        f"for, from all {len(walk.order)} candidates selected"
+    ]
 
 
 def build_split(
@@ -168,17 +212,21 @@ def build_split(
     split: str,
     limit: int | None = None,
 ) -> dict[str, Any]:
-    """Select, resolve chunk by chunk (each chunk's LLM steps starting beside the next chunk's
-    lineage, as in the flow), and write one split version; returns its row."""
+    """Select, then build round by round (:func:`start_walk`): resolve chunk by chunk, each
+    chunk's LLM steps starting beside the next chunk's lineage, as in the flow; write one split
+    version and return its row."""
     selection, memo = select(client, con, settings, split, limit), resolve.Memo()
-    candidates: list[str] = []
-    with gold.Steps(gold.make_llm(settings, con), con, settings, client=client) as steps:
-        started = []
-        for chunk in lineage_chunks(selection.selected, settings):
-            resolved = lineage(con, client, settings, selection, targets=chunk, memo=memo)
-            candidates += resolved
-            started += steps.submit(resolved)
-        steps.corpus_complete()
-        for future in started:
-            steps.store(future.result())
-    return write(con, settings, split, None, candidates)
+    walk, llm = start_walk(con, settings, selection), gold.make_llm(settings, con)
+    while part := walk.next_round():
+        with gold.Steps(llm, con, settings, len(walk.resolved), client) as steps:
+            resolved, started = [], []
+            for chunk in lineage_chunks(part, settings):
+                done = lineage(con, client, settings, selection, targets=chunk, memo=memo)
+                resolved += done
+                started += steps.submit(done)
+            steps.corpus_complete()
+            verdicts = [steps.store(future.result()) for future in started]
+        walk.record(resolved, accepted_of(resolved, verdicts))
+    notes = end_walk(con, selection, walk)
+    version = write(con, settings, split, None, walk.kept)
+    return {**version, "notes": [*version["notes"], *notes]}

@@ -27,6 +27,8 @@ class Selection:
     statuses: Counter[str]
     records: dict[str, Paper] = dataclasses.field(default_factory=dict)  # the selected ones
     served: dict[str, int] = dataclasses.field(default_factory=dict)  # candidates, by source
+    # a selected ID -> the ID its row in ``targets`` has, where an earlier build resolved it
+    row_ids: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def select_targets(
@@ -42,19 +44,8 @@ def select_targets(
     selected, a seeded sample stratified by month across the window; the rest are recorded as
     excluded for being over the limit.
     """
-    config = settings.split(split)
-    limit = limit or config.limit
-    bulk = BulkSource.of(con, settings.bulk)
-    listed = bulk.candidates(client, config) if bulk is not None else None
-    if listed is None:
-        works = openalex.list_works(client, openalex.candidate_filter(config))
-        listed = works, {"openalex api": len(works)}
-    works, served = listed
-    order = sampling.selection_order(
-        [(w.ids.openalex or "", w.publication_date) for w in works], config.sample_seed
-    )
-    position_of = {key: position for position, key in enumerate(order)}
-    works.sort(key=lambda w: (position_of[w.ids.openalex or ""], w.ids.openalex or ""))
+    limit = limit or settings.split(split).limit
+    works, served = listing(client, con, settings, split)
     rows, selected, statuses, records = [], [], Counter[str](), {}
     now = dt.datetime.now(dt.UTC)
     canonical = _canonical_ids(con, works)
@@ -91,7 +82,28 @@ def select_targets(
                 con, "targets", {"split": split, "paper_id": stale}, [], ["split", "paper_id"]
             )
         warehouse.upsert(con, "targets", rows, ["split", "paper_id"])
-    return Selection(split, len(works), selected, statuses, records, served)
+    row_ids = {t: canonical[t] for t in selected if t in canonical}
+    return Selection(split, len(works), selected, statuses, records, served, row_ids)
+
+
+def listing(
+    client: HttpClient, con: duckdb.DuckDBPyConnection, settings: Settings, split: str
+) -> tuple[list[Paper], dict[str, int]]:
+    """A split's candidates in the order a build walks them (:func:`sampling.selection_order`),
+    and how many each source served; writes nothing but the responses to the raw store."""
+    config = settings.split(split)
+    bulk = BulkSource.of(con, settings.bulk)
+    listed = bulk.candidates(client, config) if bulk is not None else None
+    if listed is None:
+        works = openalex.list_works(client, openalex.candidate_filter(config))
+        listed = works, {"openalex api": len(works)}
+    works, served = listed
+    order = sampling.selection_order(
+        [(w.ids.openalex or "", w.publication_date) for w in works], config.sample_seed
+    )
+    position_of = {key: position for position, key in enumerate(order)}
+    works.sort(key=lambda w: (position_of[w.ids.openalex or ""], w.ids.openalex or ""))
+    return works, served
 
 
 def _canonical_ids(con: duckdb.DuckDBPyConnection, works: Sequence[Paper]) -> dict[str, str]:

@@ -89,3 +89,25 @@ def id_spellings(con: duckdb.DuckDBPyConnection, paper_id: str) -> set[str]:
         "SELECT scheme || ':' || value FROM paper_ids WHERE paper_id = ?", [paper_id]
     ).fetchall()
     return {paper_id, *(str(spelling) for (spelling,) in rows)}
+
+
+def target_outcomes(con: duckdb.DuckDBPyConnection, split: str) -> dict[str, int]:
+    """outcome -> how many of the split's targets have it."""
+    rows = con.execute(
+        "SELECT outcome, count(*) FROM targets WHERE split = ? GROUP BY 1", [split]
+    ).fetchall()
+    return {str(outcome): int(count) for outcome, count in rows}
+
+
+def mark_over_count(
+    con: duckdb.DuckDBPyConnection, split: str, target_ids: list[str], reason: str
+) -> None:
+    """Record ``target_ids`` as left out over the build's count of instances (or limit)."""
+    if not target_ids:
+        return
+    with warehouse.transaction(con):
+        con.execute(
+            "UPDATE targets SET status = 'excluded', outcome = 'over_limit', reason = ?, "
+            "updated_at = ? WHERE split = ? AND paper_id IN (SELECT unnest(?::VARCHAR[]))",
+            [reason, dt.datetime.now(dt.UTC), split, target_ids],
+        )

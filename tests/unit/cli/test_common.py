@@ -244,7 +244,7 @@ def test_build_writes_into_the_warehouse_named_before_or_after_the_command(
     assert result.exit_code == 0, result.output
     path = str(tmp_path / "a.duckdb")
     expected = {"split": "eval", "limit": 2, "label": None, "warehouse_path": path}
-    unset = {"runner": None, "dask_address": None, "apply_reviews": False}
+    unset = {"instances": None, "runner": None, "dask_address": None, "apply_reviews": False}
     assert asked == [{**expected, **unset, "return_state": True}]
 
 
