@@ -1,10 +1,14 @@
-"""Pure: the dataset card's figures beside the paper's Table 5, and instances per month."""
+"""Pure: the dataset card's figures beside the paper's Table 5, instances per month, and the
+hub card (the public folder's README.md, with the metadata a dataset hub reads)."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import statistics
 from collections.abc import Mapping, Sequence
+
+import yaml
 
 from inspire_build.review import agreement
 from inspire_build.review.agreement import Agreement
@@ -224,3 +228,91 @@ def agreement_section(sampled: str | None, seed: int, found: Agreement | None) -
         "Leak marks and rejections are shares of the reviewed instances.",
         "",
     ]
+
+
+# --- the hub card -------------------------------------------------------------------------------
+
+# The licence the hub card declares. The public side is opaque IDs, dates and briefs that a
+# model wrote; a publisher whose sources' terms call for another licence changes this line.
+HUB_LICENSE = "cc-by-4.0"
+HUB_FIELDS = (
+    ("instance_id", "string", "opaque: a keyed hash under a secret key; no public string gives it"),
+    ("brief", "string", "the open problem, with its solution redacted"),
+    ("cutoff", "date", "search only papers public before this day"),
+)
+# The Hugging Face Hub's size_categories: each ends below the next power of ten.
+_SIZES = ("n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M",
+          "100M<n<1B", "1B<n<10B", "10B<n<100B", "100B<n<1T")  # fmt: skip
+
+
+def size_category(count: int) -> str:
+    """The hub's size category of ``count`` rows: ``n<1K`` below 1,000, then one a power of
+    ten, ``n>1T`` from 10^12."""
+    return next((label for i, label in enumerate(_SIZES) if count < 10 ** (3 + i)), "n>1T")
+
+
+def hub_split(split: str) -> str:
+    """The split's name as a hub split (word characters and dots): any other character
+    becomes ``_``."""
+    return re.sub(r"[^\w.]", "_", split)
+
+
+def hub_metadata(split: str, version: str, count: int, data_file: str) -> dict[str, object]:
+    """The YAML block a dataset hub reads: licence, task, size, name, and one config whose only
+    data file is the public instances file, as the split."""
+    return {
+        "license": HUB_LICENSE,
+        "language": ["en"],
+        "pretty_name": f"inspire-build {split} ({version})",
+        "task_categories": ["text-retrieval"],
+        "task_ids": ["document-retrieval"],
+        "size_categories": [size_category(count)],
+        "tags": ["literature-search", "scientific-literature", "benchmark"],
+        "configs": [
+            {
+                "config_name": "default",
+                "data_files": [{"split": hub_split(split), "path": data_file}],
+                "default": True,
+            }
+        ],
+    }
+
+
+def hub_readme(split: str, version: str, count: int, data_file: str, also: str) -> str:
+    """The public folder's README.md: the hub's metadata, then what an instance is and how to
+    load it. It names only the public files and no target: the answers are not published."""
+    meta = yaml.safe_dump(hub_metadata(split, version, count, data_file), sort_keys=False)
+    lines = [
+        "---",
+        meta.rstrip("\n"),
+        "---",
+        "",
+        f"# inspire-build {split} ({version})",
+        "",
+        "Literature-search instances on open research problems, built by inspire-build by the "
+        "method of the INSPIRE benchmark (Ding et al., 2026). Each instance is a research "
+        "brief: a problem stated without its solution. A search agent looks for the earlier "
+        "papers a solution would build on, among papers public before the instance's cutoff.",
+        "",
+        f"{count:,} instances, split `{hub_split(split)}`, in `{data_file}` (and `{also}`, the "
+        "same rows as JSON lines):",
+        "",
+        "| field | type | meaning |",
+        "|---|---|---|",
+        *(f"| `{name}` | {kind} | {meaning} |" for name, kind, meaning in HUB_FIELDS),
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        f'instances = load_dataset("path/to/this/folder", split="{hub_split(split)}")',
+        "```",
+        "",
+        "The answers are not part of this dataset and no file here names them: a benchmark "
+        "whose answers are public can be looked up instead of searched for. Runs are scored by "
+        "whoever holds the gold (`inspire eval`). The build's statistics and the figures of the "
+        "attacks played against this public side are in the export's `dataset_card.md`.",
+        "",
+        f"License: {HUB_LICENSE}.",
+        "",
+    ]
+    return "\n".join(lines)

@@ -34,6 +34,7 @@ from inspire_build.tables import versions
 from inspire_build.tables import windows as windows_table
 
 PUBLIC_FILES = ("instances.jsonl", "instances.parquet")
+HUB_CARD = "README.md"  # in public/: the card a dataset hub reads, its data file the Parquet
 CARD = "dataset_card.md"
 LEAK_NGRAM = 6
 MIN_ID_DIGITS = 6  # a numeric ID shorter than this (a small CorpusId) is too common to scan for
@@ -58,6 +59,10 @@ def export(
 ) -> dict[str, str]:
     """Write ``out/public``, ``out/private`` and ``out/dataset_card.md``; returns file -> sha256.
 
+    ``out/public`` is a dataset as a hub takes it: the instances and a README.md whose metadata
+    makes ``datasets.load_dataset(out/public)`` load them, the split named. Nothing of the
+    private side is in it or named by it.
+
     Raises :class:`ExportRefused` unless the version's latest audit passed or ``force`` (the
     card then says why it did not), and :class:`ExportLeak` when the public side leaks, each
     leaving ``out`` as it was.
@@ -81,7 +86,7 @@ def export(
     except OSError as error:
         raise InputError(f"cannot write an export to {out}: {error.strerror or error}") from error
     try:
-        _write_public(con, version, staging / "public")
+        _write_public(con, split, version, staging / "public")
         _write_private(con, version, staging / "private")
         _atomic(staging / CARD, dataset_card(con, split, version, report, unpassed))
         leak_scan(con, version, staging / "public", staging / CARD)
@@ -112,15 +117,17 @@ def _atomic(path: Path, text: str | bytes) -> None:
     os.replace(tmp, path)
 
 
-def _write_public(con: duckdb.DuckDBPyConnection, version: str, public: Path) -> None:
+def _write_public(con: duckdb.DuckDBPyConnection, split: str, version: str, public: Path) -> None:
     public.mkdir()
     rows = versions.public_instances(con, version)
     lines = [
         json.dumps({"instance_id": i, "brief": b, "cutoff": str(c)}, ensure_ascii=False)
         for i, b, c in rows
     ]
-    _atomic(public / "instances.jsonl", "".join(line + "\n" for line in lines))
-    versions.write_public_parquet(con, version, public / "instances.parquet")
+    jsonl, parquet = PUBLIC_FILES
+    _atomic(public / jsonl, "".join(line + "\n" for line in lines))
+    versions.write_public_parquet(con, version, public / parquet)
+    _atomic(public / HUB_CARD, card.hub_readme(split, version, len(rows), parquet, jsonl))
 
 
 def _write_private(con: duckdb.DuckDBPyConnection, version: str, private: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import yaml
+
 from inspire_build import card
 
 
@@ -93,3 +95,40 @@ def test_the_agreement_section_says_plainly_when_there_is_no_sample_or_no_review
     assert (
         "| instances rejected | 1 of 2: 50.0% (95% CI 0.0% to 100.0%; n = 2 instances) |" in lines
     )
+
+
+def test_the_hub_size_category_by_hand() -> None:
+    sizes = [card.size_category(n) for n in (0, 999, 1_000, 9_999, 10_000, 2_025, 10**12)]
+    assert sizes == ["n<1K", "n<1K", "1K<n<10K", "1K<n<10K", "10K<n<100K", "1K<n<10K", "n>1T"]
+    assert card.size_category(10**12 - 1) == "100B<n<1T"
+
+
+def _front_matter(text: str) -> dict[str, object]:
+    head, meta, _body = text.split("---\n", 2)
+    assert head == ""  # the block opens the file, as a hub reads it
+    found = yaml.safe_load(meta)
+    assert isinstance(found, dict)
+    return found
+
+
+def test_the_hub_card_declares_the_public_instances_as_the_split() -> None:
+    text = card.hub_readme("eval", "eval-0123", 1_234, "instances.parquet", "instances.jsonl")
+    meta = _front_matter(text)
+    assert meta["license"] == card.HUB_LICENSE
+    assert meta["task_categories"] == ["text-retrieval"]
+    assert meta["size_categories"] == ["1K<n<10K"]
+    assert meta["pretty_name"] == "inspire-build eval (eval-0123)"
+    [config] = meta["configs"]  # type: ignore[misc]
+    assert config["data_files"] == [{"split": "eval", "path": "instances.parquet"}]
+    assert "1,234 instances, split `eval`, in `instances.parquet`" in text
+    for private in ("qrels", "antecedents", "targets.parquet", "private", "tier", "T3"):
+        assert private not in text, private
+
+
+def test_a_split_name_a_hub_refuses_is_made_a_word() -> None:
+    assert card.hub_split("eval-v2 new") == "eval_v2_new" and card.hub_split("eval.2") == "eval.2"
+    meta = _front_matter(card.hub_readme("eval-v2", "v", 3, "i.parquet", "i.jsonl"))
+    assert meta["configs"] == [  # the name stays in the title; the split is a word
+        {"config_name": "default", "data_files": [{"split": "eval_v2", "path": "i.parquet"}],
+         "default": True}
+    ]  # fmt: skip

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from inspire_build import audit_checks, boundary, boundary_store, exports, warehouse
 from inspire_build.config import Settings
@@ -100,6 +101,42 @@ def test_a_clean_export_holds_and_its_card_states_the_boundary(tmp_path: Path) -
     assert KEY_HEX not in card and not list(tmp_path.glob(".export.export-*"))
     every_byte = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
     assert KEY_HEX.encode() not in every_byte and bytes.fromhex(KEY_HEX) not in every_byte
+
+
+def test_the_public_folder_is_a_hub_dataset_that_names_no_target(tmp_path: Path) -> None:
+    """public/README.md carries the hub's metadata, its data file the public Parquet; it names
+    no target, no T3 antecedent and no private file (tests/integration/test_hub_release.py
+    loads a sandbox build's folder with ``datasets``)."""
+    built = build(tmp_path)
+    con = warehouse.connect(built.path)
+    settings = Settings(warehouse=built.path)
+    hashes = exports.export(con, settings, "eval", None, tmp_path / "e", force=True)
+    public = tmp_path / "e" / "public"
+    assert sorted(p.name for p in public.iterdir()) == [
+        "README.md",
+        "instances.jsonl",
+        "instances.parquet",
+    ]
+    assert "public/README.md" in hashes
+    text = (public / "README.md").read_text(encoding="utf-8")
+    meta = yaml.safe_load(text.split("---\n", 2)[1])
+    [config] = meta["configs"]
+    assert config["data_files"] == [{"split": "eval", "path": "instances.parquet"}]
+    assert meta["size_categories"] == ["n<1K"] and meta["license"]
+    assert "2 instances, split `eval`" in text and VERSION in text
+    # The competitor reads the card for a target: every needle the leak scan knows, raw too.
+    normal = boundary.normal_text(text)
+    assert boundary.found_in(exports.leak_needles(con, VERSION), normal) == []
+    for target, (title, doi) in TARGETS.items():
+        assert target not in text and target[6:] not in text and doi not in text
+        assert boundary.normal_text(title) not in normal
+    assert boundary.normal_text(T3_TITLE) not in normal
+    assert not any(word in text for word in ("qrels", "antecedents.", "targets.", "private"))
+    # and the export's scan reads it: a title planted in it fails the export's check
+    (public / "README.md").write_text(text + TARGETS["arxiv:2503.01234"][0], encoding="utf-8")
+    with pytest.raises(exports.ExportLeak, match="sparse cafe retrieval"):
+        exports.leak_scan(con, VERSION, public)
+    con.close()
 
 
 @pytest.mark.parametrize(
