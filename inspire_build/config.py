@@ -189,7 +189,8 @@ class Settings(BaseSettings):
     dask_dashboard_port: int = Field(default=8787, ge=1, le=65535)
     dask_worker_port: int = Field(default=8788, ge=1, le=65535)
 
-    # Curator review: who takes the decisions `inspire review serve` records (--curator wins).
+    # Curator review: the name `inspire review serve` offers each new browser session (--curator
+    # wins); each decision records the name its own session gave.
     curator: str | None = None
 
     # Splits

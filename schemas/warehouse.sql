@@ -64,7 +64,7 @@ CREATE TABLE "references"(target_id VARCHAR, ref_key VARCHAR, paper_id VARCHAR, 
 
 CREATE TABLE review_samples(version_id VARCHAR, instance_id VARCHAR, split VARCHAR NOT NULL, "position" INTEGER NOT NULL, "month" VARCHAR NOT NULL, tier INTEGER NOT NULL, seed INTEGER NOT NULL, requested INTEGER NOT NULL, drawn_at TIMESTAMP WITH TIME ZONE NOT NULL, PRIMARY KEY(version_id, instance_id));
 
-CREATE TABLE reviews(review_id INTEGER PRIMARY KEY, split VARCHAR NOT NULL, version_id VARCHAR NOT NULL, instance_id VARCHAR NOT NULL, target_id VARCHAR NOT NULL, paper_id VARCHAR, "action" VARCHAR NOT NULL, curator VARCHAR NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, "before" JSON, "after" JSON NOT NULL, CHECK(("action" IN ('accept', 'reject', 'grade', 'leak', 'brief'))), CHECK((("action" = 'grade') = (paper_id IS NOT NULL))));
+CREATE TABLE reviews(review_id INTEGER PRIMARY KEY, split VARCHAR NOT NULL, version_id VARCHAR NOT NULL, instance_id VARCHAR NOT NULL, target_id VARCHAR NOT NULL, paper_id VARCHAR, "action" VARCHAR NOT NULL, curator VARCHAR NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, "before" JSON, "after" JSON NOT NULL, based_on INTEGER, draft BOOLEAN DEFAULT(CAST('f' AS BOOLEAN)), CHECK(("action" IN ('accept', 'reject', 'grade', 'leak', 'brief'))), CHECK((("action" = 'grade') = (paper_id IS NOT NULL))));
 
 CREATE TABLE split_versions(version_id VARCHAR PRIMARY KEY, split VARCHAR NOT NULL, "label" VARCHAR, config_hash VARCHAR NOT NULL, code_version VARCHAR NOT NULL, prompt_hashes JSON NOT NULL, models JSON NOT NULL, counts JSON NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR, cutoff_jitter_days INTEGER, written_at TIMESTAMP WITH TIME ZONE, reviews JSON, cutoff_jitter_setting INTEGER, cutoffs_kept INTEGER);
 

@@ -21,7 +21,6 @@ from inspire_build.cli.common import (
     err,
     out,
 )
-from inspire_build.errors import InputError
 
 review_app = _sub_app(
     "review", "Curator review: read, judge and correct a split version's instances in a browser."
@@ -33,6 +32,13 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
+
+
+def _hosts(host: str) -> tuple[str, ...]:
+    """The Host headers the pages answer: this machine's names when bound to loopback."""
+    from inspire_build.review.app import LOOPBACK
+
+    return LOOPBACK if _loopback(host) else ("*",)
 
 
 @review_app.command("serve")
@@ -50,37 +56,41 @@ def review_serve(
     ] = "127.0.0.1",
     curator: Annotated[
         str | None,
-        typer.Option(help="Your name, recorded with each decision. Default: $INSPIRE_CURATOR."),
+        typer.Option(
+            help="A name to offer on the name form of each new browser session (each curator "
+            "names themselves in their own browser, and that name is recorded with their "
+            "decisions). Default: $INSPIRE_CURATOR; with neither, the form starts empty."
+        ),
     ] = None,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Serve the review pages of a split version (default: the split's latest) until Ctrl-C;
-    each decision is a row of the `reviews` table."""
-    from inspire_build.review.app import LOOPBACK, create_app
+    each decision is a row of the `reviews` table, under the name its browser session gave."""
+    from inspire_build.review.app import create_app
     from inspire_build.review.curation import Curation
 
     _check_split(ctx, split, version, warehouse_path)
     root: _Context = ctx.obj
-    name = (curator or root.settings.curator or "").strip()
-    if not name:
-        raise InputError("who is reviewing? give --curator NAME (or set INSPIRE_CURATOR)")
+    offered = (curator or root.settings.curator or "").strip()
     sock = local_server.bind(port, host)  # a busy port fails here, before the warehouse opens
     try:
         with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
             chosen = version or splits.latest_version(con, split)
-            review = Curation(con, root.settings, chosen, name)
+            review = Curation(con, root.settings, chosen)
+            served = create_app(review, allowed_hosts=_hosts(host), default_curator=offered)
             bound = sock.getsockname()
             err.print(
-                f"reviewing {chosen} ({len(review.instances())} instances) as {name} on "
-                f"http://{host if ':' not in host else f'[{host}]'}:{bound[1]} (Ctrl-C stops)"
+                f"reviewing {chosen} ({len(review.instances())} instances) on "
+                f"http://{host if ':' not in host else f'[{host}]'}:{bound[1]} (Ctrl-C stops); "
+                "each browser session gives its curator's name"
+                + (f" (offered: {offered})" if offered else "")
             )
             if not _loopback(host):
                 err.print(
                     f"warning: bound to {host}, not loopback: anyone who reaches this machine "
                     "can read the private side and record decisions"
                 )
-            hosts = LOOPBACK if _loopback(host) else ("*",)
-            local_server.serve_on(create_app(review, allowed_hosts=hosts), sock)
+            local_server.serve_on(served, sock)
     finally:
         sock.close()
 
@@ -117,7 +127,7 @@ def review_sample(
     for candidate in drawn.drawn:
         out.print(f"  instance {candidate.instance_id} ({candidate.stratum})")
     out.print(
-        f"review them: inspire review serve --split {split} --version {drawn.version_id} "
-        "--curator NAME, and open /i/INSTANCE_ID for each; accept, reject or regrade each one. "
+        f"review them: inspire review serve --split {split} --version {drawn.version_id}, "
+        "and open /i/INSTANCE_ID for each; accept, reject or regrade each one. "
         "The card (`inspire export`) and `inspire audit` then report the agreement."
     )

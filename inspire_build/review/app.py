@@ -14,6 +14,19 @@ Safety, for a tool that holds a warehouse open:
   (400); a server bound to another address allows any.
 - Every page is sent with a Content-Security-Policy that runs only the page's own inline
   script (a per-response nonce), so even text that escaped escaping could not run.
+
+Integrity, for several curators at once:
+
+- The curator's name belongs to the browser session, not to the server: a session with no name
+  is asked for one first (``/curator``; ``default_curator`` only fills the field). The name is
+  checked (``decisions.check_curator``: not empty, at most 80 characters, no control or format
+  character), kept in a cookie (percent-encoded, HttpOnly, SameSite=Strict) signed with the
+  session under this process's secret, so no other session or process can hand a page a name,
+  and it is escaped wherever a page shows it. A POST from a session with no name records
+  nothing (403, and the name form).
+- Each form carries the standing decision of its kind its page showed (``based_on``); one that
+  another decision has replaced since is refused with 409 and the page as it stands now, the
+  newer decision named at the top (a rewritten brief's text kept in the editor).
 """
 
 from __future__ import annotations
@@ -34,10 +47,11 @@ from inspire_build.local_server import LOOPBACK as LOOPBACK  # re-exported: cli/
 from inspire_build.local_server import refuse_foreign_hosts
 from inspire_build.review import curation as curation_module
 from inspire_build.review import decisions
-from inspire_build.review.curation import Curation, UnknownInstance
+from inspire_build.review.curation import Curation, Stale, UnknownInstance
 
 MAX_BODY = 1_000_000  # 1 MB
 COOKIE = "inspire_review_session"
+NAME_COOKIE = "inspire_review_curator"  # the session's curator: quoted name "." its HMAC
 TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("inspire_build.review", "templates"),
     autoescape=True,  # every {{ value }} is HTML-escaped
@@ -67,6 +81,34 @@ class Sessions:
             return False
         return hmac.compare_digest(self.token(session), token)
 
+    def _mac(self, session: str, name: str) -> str:
+        said = f"curator\0{session}\0{name}".encode()
+        return hmac.new(self._secret, said, hashlib.sha256).hexdigest()
+
+    def signed_name(self, session: str, name: str) -> str:
+        """The name cookie's value: the name percent-encoded (plain ASCII, no separator a
+        header could split on), then its MAC under ``session``."""
+        return urllib.parse.quote(name, safe="") + "." + self._mac(session, name)
+
+    @staticmethod
+    def claimed(cookie: str | None) -> str:
+        """The name a cookie claims, signed or not, when it is a valid name (to offer again
+        after a restart); empty otherwise."""
+        quoted, _, _ = (cookie or "").rpartition(".")
+        try:
+            return decisions.check_curator(urllib.parse.unquote(quoted, errors="strict"))
+        except (ValueError, UnicodeDecodeError):
+            return ""
+
+    def curator(self, request: Request) -> str | None:
+        """The request's curator: the name its cookie holds, if this process signed it for the
+        request's session; else None (the session must name one first)."""
+        session, cookie = request.cookies.get(COOKIE), request.cookies.get(NAME_COOKIE)
+        name, mac = self.claimed(cookie), (cookie or "").rpartition(".")[2]
+        if not session or not name:
+            return None
+        return name if hmac.compare_digest(self._mac(session, name), mac) else None
+
 
 def _filters(values: Mapping[str, str]) -> tuple[str, str]:
     state, finding = values.get("state", ""), values.get("finding", "")
@@ -82,7 +124,7 @@ def _query(state: str, finding: str, **more: object) -> str:
 
 class Pages:
     """Renders a template with what every page needs: the session's CSRF token (a new session
-    when the request has none), the script nonce, the version and the curator."""
+    when the request has none), the script nonce, the version and the session's curator."""
 
     def __init__(self, curation: Curation, sessions: Sessions) -> None:
         self.curation, self.sessions = curation, sessions
@@ -96,7 +138,7 @@ class Pages:
             csrf=self.sessions.token(session),
             nonce=nonce,
             version=self.curation.header,
-            curator=self.curation.curator,
+            curator=self.sessions.curator(request) or "",
             **values,
         )
         response = HTMLResponse(html, status_code=status)
@@ -110,35 +152,73 @@ class Pages:
         return response
 
 
+def _local(target: str) -> str:
+    """``target`` when it is a path on this server, else ``/``: a form's ``next`` never sends
+    the browser elsewhere."""
+    parts = urllib.parse.urlsplit(target)
+    foreign = parts.scheme or parts.netloc or target[:1] != "/" or target[1:2] in ("/", "\\")
+    unsafe = any(not c.isprintable() or c == "\\" for c in target)
+    return "/" if foreign or unsafe else target
+
+
+def _here(request: Request) -> str:
+    query = request.url.query
+    return request.url.path + (f"?{query}" if query else "")
+
+
 def _form(body: bytes) -> dict[str, str]:
     """An urlencoded form body, the last value of each field."""
     parsed = urllib.parse.parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
     return {name: values[-1] for name, values in parsed.items()}
 
 
-def create_app(
-    curation: Curation, max_body: int = MAX_BODY, allowed_hosts: Sequence[str] = LOOPBACK
-) -> FastAPI:
-    """The review app of one version. Its handlers are ``async`` and so run one at a time on the
-    server's event loop: the warehouse connection is never used from two threads at once."""
-    from inspire_build.env.server import BodyLimit  # the tool server's 413, reused as is
+class Handlers:
+    """The app's answers, one method per route, over one :class:`Curation` (bound by
+    :func:`create_app`)."""
 
-    app = FastAPI(title="inspire review", docs_url=None, redoc_url=None, openapi_url=None)
-    app.add_middleware(BodyLimit, limit=max_body)
-    refuse_foreign_hosts(app, allowed_hosts)
-    sessions = Sessions()
-    render = Pages(curation, sessions)
+    def __init__(self, curation: Curation, sessions: Sessions, offered: str) -> None:
+        self.curation, self.sessions, self.offered = curation, sessions, offered
+        self.render = Pages(curation, sessions)
 
-    @app.exception_handler(InputError)
-    async def refused(request: Request, error: InputError) -> Response:
+    def ask(self, request: Request, follow: str, status: int = 200, message: str = "") -> Response:
+        """The name form; once named, the session goes on to ``follow``."""
+        now = self.sessions.curator(request)
+        claimed = now or self.sessions.claimed(request.cookies.get(NAME_COOKIE))
+        return self.render(
+            request, "name.html", status, next=_local(follow), offered=claimed or self.offered,
+            message=message,
+        )  # fmt: skip
+
+    def instance_view(
+        self, request: Request, instance_id: str, state: str, finding: str, status: int = 200,
+        **more: Any,
+    ) -> Response:  # fmt: skip
+        page = self.curation.page(instance_id)
+        previous, following = self.curation.neighbours(instance_id, state, finding)
+        return self.render(
+            request,
+            "instance.html",
+            status,
+            **page,
+            previous=previous,
+            following=following,
+            query=_query(state, finding),
+            state=state,
+            finding=finding,
+            roles=curation_module.ROLES,
+            **{"done": "", "conflict": None, "typed": None, **more},
+        )
+
+    async def refused(self, request: Request, error: Exception) -> Response:
         status = 404 if isinstance(error, UnknownInstance) else 400
-        return render(request, "error.html", status, message=str(error))
+        return self.render(request, "error.html", status, message=str(error))
 
-    @app.get("/", response_class=HTMLResponse)
-    async def version_page(request: Request) -> Response:
+    async def version_page(self, request: Request) -> Response:
         state, finding = _filters(request.query_params)
-        rows = curation.rows()
-        return render(
+        if self.sessions.curator(request) is None:
+            return self.ask(request, _here(request))
+        rows = self.curation.rows()
+        return self.render(
             request,
             "version.html",
             rows=[r for r in rows if r.shown(state, finding)],
@@ -148,42 +228,92 @@ def create_app(
             states=curation_module.STATES,
             checks=curation_module.CHECKS,
             outcomes=curation_module.OUTCOMES,
-            boundary=curation.boundary(),
-            applied=curation.applied(),
+            boundary=self.curation.boundary(),
+            applied=self.curation.applied(),
             query=_query(state, finding),
         )
 
-    @app.get("/i/{instance_id}", response_class=HTMLResponse)
-    async def instance_page(request: Request, instance_id: str) -> Response:
+    async def instance_page(self, request: Request, instance_id: str) -> Response:
         state, finding = _filters(request.query_params)
-        page = curation.page(instance_id)
-        previous, following = curation.neighbours(instance_id, state, finding)
+        self.curation.instance(instance_id)  # an unknown instance is a 404, named or not
+        if self.sessions.curator(request) is None:
+            return self.ask(request, _here(request))
         done = request.query_params.get("done", "")
-        return render(
-            request,
-            "instance.html",
-            **page,
-            previous=previous,
-            following=following,
-            query=_query(state, finding),
-            state=state,
-            finding=finding,
-            roles=curation_module.ROLES,
-            done=done if done.isdigit() else "",
+        return self.instance_view(
+            request, instance_id, state, finding, done=done if done.isdigit() else ""
         )
 
-    @app.post("/i/{instance_id}/{action}")
-    async def decide(request: Request, instance_id: str, action: str) -> Response:
+    async def name_page(self, request: Request) -> Response:
+        return self.ask(request, request.query_params.get("next", "/"))
+
+    async def name_session(self, request: Request) -> Response:
+        """Name the session's curator (the form of :meth:`ask`), then go on."""
         form = _form(await request.body())
-        if not sessions.valid(request.cookies.get(COOKIE), form.get("csrf")):
-            why = (
-                "refused: this request carries no valid token of this review session (reload "
-                "the page and try again)"
-            )
-            return render(request, "error.html", 403, message=why)
+        session = request.cookies.get(COOKIE)
+        if session is None or not self.sessions.valid(session, form.get("csrf")):
+            return self.render(request, "error.html", 403, message=_NO_TOKEN)
+        follow = _local(form.get("next", "/"))
+        try:
+            name = decisions.check_curator(form.get("curator", ""))
+        except ValueError as error:
+            return self.ask(request, follow, 400, message=str(error))
+        response = RedirectResponse(follow, status_code=303)
+        signed = self.sessions.signed_name(session, name)
+        response.set_cookie(NAME_COOKIE, signed, httponly=True, samesite="strict")
+        return response
+
+    async def decide(self, request: Request, instance_id: str, action: str) -> Response:
+        """Record one decision of the session's curator; a stale form gets 409 and the page."""
+        form = _form(await request.body())
+        if not self.sessions.valid(request.cookies.get(COOKIE), form.get("csrf")):
+            return self.render(request, "error.html", 403, message=_NO_TOKEN)
         state, finding = _filters(form)
-        review_id = curation.record(instance_id, action, form)
+        curator = self.sessions.curator(request)
+        if curator is None:
+            why = "who is reviewing? Give your name, then take the decision again"
+            return self.ask(request, f"/i/{instance_id}" + _query(state, finding), 403, why)
+        try:
+            review_id = self.curation.record(instance_id, action, form, curator)
+        except Stale as stale:
+            typed = form.get("text") if action == decisions.Action.BRIEF.value else None
+            conflict = {"message": str(stale), "review": stale.newer}
+            return self.instance_view(
+                request, instance_id, state, finding, 409, conflict=conflict, typed=typed
+            )
         where = f"/i/{instance_id}" + _query(state, finding, done=review_id)
         return RedirectResponse(where, status_code=303)
 
+
+_NO_TOKEN = (
+    "refused: this request carries no valid token of this review session (reload the page and "
+    "try again)"
+)
+
+
+def create_app(
+    curation: Curation,
+    max_body: int = MAX_BODY,
+    allowed_hosts: Sequence[str] = LOOPBACK,
+    default_curator: str = "",
+) -> FastAPI:
+    """The review app of one version. Its handlers are ``async`` and so run one at a time on the
+    server's event loop: the warehouse connection is never used from two threads at once, and
+    a decision's check against the standing one and its write are never interleaved.
+    ``default_curator`` is only offered on the name form of each new session."""
+    from inspire_build.env.server import BodyLimit  # the tool server's 413, reused as is
+
+    try:
+        offered = decisions.check_curator(default_curator) if default_curator.strip() else ""
+    except ValueError as error:
+        raise InputError(f"the default curator: {error}") from None
+    app = FastAPI(title="inspire review", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(BodyLimit, limit=max_body)
+    refuse_foreign_hosts(app, allowed_hosts)
+    answer = Handlers(curation, Sessions(), offered)
+    app.add_exception_handler(InputError, answer.refused)
+    app.get("/", response_class=HTMLResponse)(answer.version_page)
+    app.get("/i/{instance_id}", response_class=HTMLResponse)(answer.instance_page)
+    app.get("/curator", response_class=HTMLResponse)(answer.name_page)
+    app.post("/curator")(answer.name_session)
+    app.post("/i/{instance_id}/{action}")(answer.decide)
     return app

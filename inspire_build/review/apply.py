@@ -8,6 +8,10 @@ version is made of. The base is the split's latest version, or, when that one wa
 by applying reviews, the version it was made from: every standing decision is applied to the
 pipeline's own records each time, so applying twice gives the same version, and a decision
 taken back (a rejection followed by an accept) brings its instance back.
+
+A curator's brief that a version would take must keep the build's length and lexical rules:
+while a draft stands on a kept instance, or a rewritten brief that breaks the rules (a row
+written before drafts existed), no version is written (:func:`refused_briefs`).
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ from inspire_build import boundary_store, gold, splits, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError
 from inspire_build.review import decisions
-from inspire_build.review.curation import json_value, standing_of
-from inspire_build.review.decisions import Graded, Stored
+from inspire_build.review.curation import brief_rules, json_value, standing_of
+from inspire_build.review.decisions import Graded, Standing, Stored
 from inspire_build.tables import reviews as table
 from inspire_build.tables import versions
 
@@ -66,6 +70,32 @@ def stored(con: duckdb.DuckDBPyConnection, version_id: str) -> list[Stored]:
     ]
 
 
+def refused_briefs(
+    con: duckdb.DuckDBPyConnection, version_id: str, decided: dict[str, Standing]
+) -> list[str]:
+    """One line per instance of ``version_id`` (not rejected) whose standing brief a version
+    may not take: a draft, or a rewritten brief that breaks the build's length or lexical rule.
+    Each names the instance and version the curator wrote it on, the review and the rules."""
+    refused = []
+    for row in table.instances(con, version_id):
+        target_id = str(row["target_id"])
+        review = decided.get(target_id, decisions.NOT_REVIEWED).brief
+        if review is None or decided[target_id].rejected:
+            continue
+        text = str(review.after["text"])
+        if text == str(row["brief"]):  # the version's own brief, saved back
+            continue
+        failed = brief_rules(con, target_id, text)
+        if review.draft or failed:
+            refused.append(
+                f"instance {review.instance_id} of {review.version_id} (review "
+                f"#{review.review_id} by {review.curator}"
+                + (", a draft" if review.draft else "")
+                + f"): {'; '.join(failed) or 'kept as a draft'}"
+            )
+    return refused
+
+
 def reviewed_version_id(split: str, config: str, records: Sequence[Stored]) -> str:
     """As ``splits.version_id``: the split, then a hash of the config and the content."""
     content = json.dumps(
@@ -83,7 +113,15 @@ def apply_reviews(
     reviews applied and the figures. Its config hash covers the base and the reviews."""
     base = base_of(con, splits.latest_version(con, split))
     header = table.version(con, base) or {}
-    kept, figures, applied = decisions.apply(stored(con, base), standing_of(con, split))
+    decided = standing_of(con, split)
+    refused = refused_briefs(con, base, decided)
+    if refused:
+        raise InspireError(
+            f"refused: {len(refused)} curator brief(s) break the build's rules, so no version "
+            f"is written: {' | '.join(refused)}. Save a brief that keeps them on the instance's "
+            "review page (`inspire review serve`), or discard the draft, then apply again"
+        )
+    kept, figures, applied = decisions.apply(stored(con, base), decided)
     if not applied:
         raise InspireError(
             f"no review stands on an instance of {base}, so there is nothing to apply; review "

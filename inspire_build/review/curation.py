@@ -1,6 +1,8 @@
 """Curator review against the warehouse: what the version page and an instance page show of a
-split version, and each decision recorded as a ``reviews`` row (an edited brief re-audited at
-once by the build's own five checks)."""
+split version, and each decision recorded as a ``reviews`` row under the name of the curator who
+took it. A rewritten brief that keeps the build's length and lexical rules is re-audited at once
+by the build's own five checks; one that breaks them is kept as a draft. A decision made over an
+older standing decision of its kind than the one that stands now is refused (:class:`Stale`)."""
 
 from __future__ import annotations
 
@@ -26,13 +28,22 @@ from inspire_build.tables import reviews as table
 
 CHECKS = tuple(c.value for c in AuditCheck)
 # The version page's filters: by review state, and by a check's outcome ("any" check too).
-STATES = ("unreviewed", "reviewed", "accepted", "rejected", "corrected", "leaking")
+STATES = ("unreviewed", "reviewed", "accepted", "rejected", "corrected", "leaking", "draft")
 OUTCOMES = ("failed", "partial", "passed")
 ROLES = tuple(r.value for r in Role)
 
 
 class UnknownInstance(InputError):
     """No instance of the served version has this ID."""
+
+
+class Stale(InputError):
+    """A decision made over another standing decision of its kind than the one that stands now
+    (``newer``; None: none stands): another curator, or another tab, decided in between."""
+
+    def __init__(self, message: str, newer: Review | None) -> None:
+        super().__init__(message)
+        self.newer = newer
 
 
 def json_value(value: object) -> Any:
@@ -53,6 +64,8 @@ def review_of(row: Mapping[str, Any]) -> Review:
         instance_id=str(row["instance_id"]),
         version_id=str(row["version_id"]),
         created_at=_utc(row["created_at"]),
+        based_on=row["based_on"],
+        draft=bool(row["draft"]),
     )
 
 
@@ -93,6 +106,8 @@ class Row:
             return False
         if state == "leaking" and not self.decided.leaking:
             return False
+        if state == "draft" and not self.decided.drafted:
+            return False
         if state == "reviewed" and self.decided.state is State.UNREVIEWED:
             return False
         if state in ("unreviewed", "accepted", "rejected") and self.decided.state.value != state:
@@ -113,7 +128,8 @@ def check_filters(state: str, finding: str) -> None:
 
 
 def progress(rows: list[Row]) -> dict[str, int]:
-    """How many instances are reviewed, accepted, rejected, corrected, marked leaking."""
+    """How many instances are reviewed, accepted, rejected, corrected, marked leaking, and hold
+    a draft brief."""
     states = Counter(r.decided.state for r in rows)
     return {
         "instances": len(rows),
@@ -122,26 +138,38 @@ def progress(rows: list[Row]) -> dict[str, int]:
         "rejected": states[State.REJECTED],
         "corrected": sum(r.decided.corrected for r in rows),
         "leaking": sum(r.decided.leaking for r in rows),
+        "drafts": sum(r.decided.drafted for r in rows),
     }
 
 
-class Curation:
-    """One split version under review by one curator, over an open warehouse connection (the
-    caller keeps it to one thread at a time)."""
+def brief_rules(con: duckdb.DuckDBPyConnection, target_id: str, text: str) -> list[str]:
+    """The build's length and lexical rules that ``text``, as the brief of ``target_id``, breaks
+    (:func:`decisions.brief_failures`, under the target's redaction terms and result numbers);
+    empty: it keeps them."""
+    inputs = gold.load_inputs(con, target_id)
+    terms, numbers = gold.redaction_terms(inputs), audit.result_numbers(inputs.abstract)
+    return decisions.brief_failures(text, terms, numbers)
 
-    def __init__(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        settings: Settings,
-        version_id: str,
-        curator: str,
-    ) -> None:
+
+@dataclasses.dataclass(frozen=True)
+class _Made:
+    """What a decision records besides who, when and where."""
+
+    paper: str | None
+    before: dict[str, Any]
+    after: dict[str, Any]
+    draft: bool = False
+
+
+class Curation:
+    """One split version under review, over an open warehouse connection (the caller keeps it
+    to one thread at a time). Each decision names its curator."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, settings: Settings, version_id: str) -> None:
         header = table.version(con, version_id)
         if header is None:
             raise InputError(f"unknown version {version_id!r}")
-        if not curator.strip():
-            raise InputError("a curator needs a name: --curator NAME or INSPIRE_CURATOR")
-        self.con, self.settings, self.curator = con, settings, curator.strip()
+        self.con, self.settings = con, settings
         self.version, self.split = version_id, str(header["split"])
         self.header = {**header, "created_at": _utc(header["created_at"])}
         self._llm: LLM | None = None
@@ -214,8 +242,11 @@ class Curation:
             ],
             "completeness": table.completeness(self.con, target_id),
             "decided": decided,
+            "based_on": {a.value: _id(decided.latest(a)) for a in Action if a is not Action.GRADE},
             "leak_holds": decisions.leak_holds(decided, brief),
             "edited": self._edited(decided, terms, numbers),
+            "min_words": MIN_WORDS,
+            "max_words": MAX_WORDS,
             "history": sorted(history, key=lambda r: -r.review_id),
         }
 
@@ -239,13 +270,15 @@ class Curation:
                     "intents": ref.get("intents") or [],
                     "influential": ref.get("is_influential"),
                     "regrade": regrade.after if regrade is not None else None,
+                    "based_on": _id(regrade),
                 }
             )
         return by_tier
 
     @staticmethod
     def _edited(decided: Standing, terms: list[str], numbers: list[str]) -> dict[str, Any] | None:
-        """The standing edited brief, highlighted, with its re-audit."""
+        """The standing edited brief, highlighted, with its re-audit, or, for a draft, the
+        build rules it breaks."""
         if decided.brief is None:
             return None
         text = str(decided.brief.after["text"])
@@ -255,6 +288,8 @@ class Curation:
             "findings": decided.brief.after.get("findings", []),
             "words": len(text.split()),
             "fits": MIN_WORDS <= len(text.split()) <= MAX_WORDS,
+            "draft": decided.brief.draft,
+            "failed": decided.brief.after.get("failed", []),
         }
 
     def neighbours(
@@ -271,18 +306,26 @@ class Curation:
 
     # --- decisions --------------------------------------------------------------------------
 
-    def record(self, instance_id: str, action: str, form: Mapping[str, str]) -> int:
-        """Record one decision on an instance; returns its review ID. Raises InputError naming
-        what is wrong (an unknown action, a reject without a reason, a grade that changes
-        nothing...)."""
+    def record(self, instance_id: str, action: str, form: Mapping[str, str], curator: str) -> int:
+        """Record one decision of ``curator`` on an instance; returns its review ID. The form's
+        ``based_on`` names the standing decision of its kind the curator saw (0: none); when
+        another stands now, raises :class:`Stale`. Raises InputError naming anything else that
+        is wrong (an unknown action, a reject without a reason, a decision that changes
+        nothing...). The check and the write are one step: the review app handles one request
+        at a time."""
         row = self.instance(instance_id)
         try:
             chosen = Action(action)
         except ValueError:
             raise InputError(f"unknown action {action!r}") from None
+        try:
+            name = decisions.check_curator(curator)
+        except ValueError as error:
+            raise InputError(str(error)) from None
         target_id = str(row["target_id"])
         decided = standing_of(self.con, self.split).get(target_id, decisions.NOT_REVIEWED)
-        paper, before, after = self._decision(chosen, row, form, decided)
+        based_on = _based_on(form, decided.latest(chosen, form.get("paper_id")))
+        made = self._decision(chosen, row, form, decided)
         return table.add(
             self.con,
             {
@@ -290,38 +333,40 @@ class Curation:
                 "version_id": self.version,
                 "instance_id": instance_id,
                 "target_id": target_id,
-                "paper_id": paper,
+                "paper_id": made.paper,
                 "action": chosen.value,
-                "curator": self.curator,
+                "curator": name,
                 "created_at": dt.datetime.now(dt.UTC),
-                "before": before,
-                "after": after,
+                "before": made.before,
+                "after": made.after,
+                "based_on": based_on,
+                "draft": made.draft,
             },
         )
 
     def _decision(
         self, action: Action, row: Mapping[str, Any], form: Mapping[str, str], decided: Standing
-    ) -> tuple[str | None, dict[str, Any], dict[str, Any]]:
-        """(paper, before, after) of a decision."""
+    ) -> _Made:
         note = _note(form.get("note") or form.get("reason") or "")
         if action in (Action.ACCEPT, Action.REJECT):
             if action is Action.REJECT and not note:
                 raise InputError("a rejection needs a reason")
-            return None, {"state": decided.state.value}, {"reason": note}
+            verdict = decided.verdict
+            if verdict is not None and verdict.action is action:
+                raise InputError(
+                    f"already {action.value}ed (review #{verdict.review_id} by "
+                    f"{verdict.curator}): nothing changes"
+                )
+            return _Made(None, {"state": decided.state.value}, {"reason": note})
         if action is Action.GRADE:
             return self._regrade(row, form, decided, note)
-        brief = str(row["brief"])
         if action is Action.LEAK:
-            leaking = form.get("leaking", "true") == "true"
-            if leaking and not note:
-                raise InputError("a leak mark needs a note: what gives the target away")
-            held = decisions.leak_holds(decided, brief)
-            return None, {"leaking": held}, {"leaking": leaking, "note": note, "brief": brief}
-        return None, *self._rewrite(row, form, decided)
+            return _leak(str(row["brief"]), form, decided, note)
+        return self._rewrite(row, form, decided)
 
     def _regrade(
         self, row: Mapping[str, Any], form: Mapping[str, str], decided: Standing, note: str
-    ) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    ) -> _Made:
         paper = form.get("paper_id", "")
         target = str(row["target_id"])
         graded = {g["paper_id"]: g for g in table.grades(self.con, self.version, target)}
@@ -337,11 +382,12 @@ class Curation:
         before = {"tier": int(now["tier"]), "role": now["role"]}
         if (tier, role) == (before["tier"], before["role"]):
             raise InputError(f"T{tier} {role or ''} is already its grade: nothing changes")
-        return paper, before, {"tier": tier, "role": role, "note": note}
+        return _Made(paper, before, {"tier": tier, "role": role, "note": note})
 
-    def _rewrite(
-        self, row: Mapping[str, Any], form: Mapping[str, str], decided: Standing
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _rewrite(self, row: Mapping[str, Any], form: Mapping[str, str], decided: Standing) -> _Made:
+        """A rewritten brief: re-audited when it keeps the build's length and lexical rules,
+        else kept as a draft (with the rules it breaks, not re-audited); the version's own brief
+        saved back carries the version's own findings."""
         text = " ".join((form.get("text") or "").split())
         if not text:
             raise InputError("an edited brief needs its text")
@@ -350,8 +396,19 @@ class Curation:
         now = str(decided.brief.after["text"]) if decided.brief is not None else str(row["brief"])
         if text == now:
             raise InputError("the brief is unchanged")
-        findings = self.reaudit(str(row["target_id"]), text)
-        return {"text": now}, {"text": text, "findings": findings, "words": len(text.split())}
+        before, words = {"text": now}, len(text.split())
+        iid, target_id = str(row["instance_id"]), str(row["target_id"])
+        if text == str(row["brief"]):  # the version's own brief, back: as its build judged it
+            own = [
+                {k: v for k, v in f.items() if k != "instance_id"}
+                for f in table.findings(self.con, self.version, iid)
+            ]
+            return _Made(None, before, {"text": text, "words": words, "findings": own})
+        failed = brief_rules(self.con, target_id, text)
+        if failed:
+            return _Made(None, before, {"text": text, "words": words, "failed": failed}, True)
+        findings = self.reaudit(target_id, text)
+        return _Made(None, before, {"text": text, "findings": findings, "words": words})
 
     def reaudit(self, target_id: str, text: str) -> list[dict[str, Any]]:
         """The five checks a build runs on a brief, on ``text`` (cached calls and stored
@@ -373,6 +430,43 @@ class Curation:
             searching=audit_checks.search_for(client, self.con, target_id, jitter),
         )
         return [f.model_dump(mode="json", exclude={"brief_id"}) for f in found]
+
+
+def _id(review: Review | None) -> int:
+    """A standing review's ID as a form carries it (0: none stands)."""
+    return review.review_id if review is not None else 0
+
+
+def _based_on(form: Mapping[str, str], standing: Review | None) -> int | None:
+    """The standing review the form was made over, checked against the one that stands now."""
+    given = (form.get("based_on") or "").strip()
+    if not (given.isascii() and given.isdigit()):
+        raise InputError(
+            "this form does not say which decision it was made over (based_on); reload the page"
+        )
+    if int(given) != _id(standing):
+        seen = f"review #{given}" if int(given) else "no decision"
+        if standing is None:
+            raise Stale(f"not recorded: the page showed {seen}, and none stands now", None)
+        raise Stale(
+            f"not recorded: the page showed {seen}, but review #{standing.review_id} by "
+            f"{standing.curator} stands now ({decisions.describe(standing)}); read it and "
+            "decide again",
+            standing,
+        )
+    return int(given) or None
+
+
+def _leak(brief: str, form: Mapping[str, str], decided: Standing, note: str) -> _Made:
+    """A leak mark on ``brief``, or the mark taken back; either must change what holds."""
+    leaking = form.get("leaking", "true") == "true"
+    if leaking and not note:
+        raise InputError("a leak mark needs a note: what gives the target away")
+    held = decisions.leak_holds(decided, brief)
+    if leaking == held:
+        said = "is already marked leaking" if held else "carries no leak mark"
+        raise InputError(f"this brief {said}: nothing changes")
+    return _Made(None, {"leaking": held}, {"leaking": leaking, "note": note, "brief": brief})
 
 
 def _note(text: str) -> str:

@@ -11,6 +11,12 @@ tier above 0 makes it a qrel, tier 0 takes it out), an edited brief replaces the
 findings (the re-audit made when it was edited). A leak mark changes nothing in the records: it
 holds while the brief it was made on is the instance's brief, and :func:`leak_failures` makes
 each such instance fail the audit.
+
+Integrity (what a page may record): a rewritten brief that breaks the build's own length or
+lexical rule (:func:`brief_failures`) is kept as a *draft*, which ``--apply-reviews`` refuses;
+each decision names the standing decision of its kind it was made over
+(:meth:`Standing.latest`), so one made over an older one is refused; a curator's name is
+checked by :func:`check_curator`.
 """
 
 from __future__ import annotations
@@ -18,14 +24,18 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
+from inspire_build import audit
+from inspire_build.briefs import MAX_WORDS, MIN_WORDS
 from inspire_build.models import Role
 
 MAX_NOTE = 2_000  # characters of a reason or a note
 MAX_BRIEF = 20_000  # characters of an edited brief
+MAX_CURATOR = 80  # characters of a curator's name
 
 
 class Action(StrEnum):
@@ -33,7 +43,7 @@ class Action(StrEnum):
     REJECT = "reject"
     GRADE = "grade"  # after: tier, role, note
     LEAK = "leak"  # after: leaking, note, brief (the text it was marked on)
-    BRIEF = "brief"  # after: text, findings (its re-audit)
+    BRIEF = "brief"  # after: text, words, findings (its re-audit), failed (a draft's rules)
 
 
 class State(StrEnum):
@@ -59,6 +69,8 @@ class Review:
     instance_id: str = ""
     version_id: str = ""
     created_at: dt.datetime | None = None
+    based_on: int | None = None  # the standing review of its kind the curator saw (None: none)
+    draft: bool = False  # a rewritten brief that breaks a build rule: never applied
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,8 +94,22 @@ class Standing:
 
     @property
     def corrected(self) -> bool:
-        """A regrade or an edited brief stands."""
-        return bool(self.grades) or self.brief is not None
+        """A regrade or an edited brief (not a draft) stands."""
+        return bool(self.grades) or (self.brief is not None and not self.brief.draft)
+
+    @property
+    def drafted(self) -> bool:
+        """The standing brief is a draft: ``--apply-reviews`` refuses while it stands."""
+        return self.brief is not None and self.brief.draft
+
+    def latest(self, action: Action, paper_id: str | None = None) -> Review | None:
+        """The standing review a new ``action`` (on ``paper_id``, for a grade) would replace:
+        the verdict, the reference's grade, the leak mark or the brief."""
+        if action in _VERDICTS:
+            return self.verdict
+        if action is Action.GRADE:
+            return self.grades.get(paper_id or "")
+        return self.leak if action is Action.LEAK else self.brief
 
     @property
     def leaking(self) -> bool:
@@ -129,6 +155,35 @@ def check_grade(tier: int, role: str | None) -> str | None:
             f"a tier-{tier} antecedent needs a role, one of: {', '.join(r.value for r in Role)}"
         )
     return role
+
+
+def check_curator(name: str) -> str:
+    """A curator's name as it is recorded: trimmed, not empty, at most ``MAX_CURATOR``
+    characters, and with no control or format character (no line break, no bidi override).
+    Raises ValueError naming what is wrong."""
+    trimmed = name.strip()
+    if not trimmed:
+        raise ValueError("a curator needs a name")
+    if len(trimmed) > MAX_CURATOR:
+        raise ValueError(f"a curator's name has at most {MAX_CURATOR} characters")
+    if any(unicodedata.category(c)[0] == "C" or c in "\u2028\u2029" for c in trimmed):
+        raise ValueError("a curator's name may not hold a control character or line break")
+    return trimmed
+
+
+def brief_failures(text: str, terms: Sequence[str], numbers: Sequence[str]) -> list[str]:
+    """The build's own rules a brief ``text`` breaks, in the words a build's brief records
+    them: its length (``briefs.MIN_WORDS``-``briefs.MAX_WORDS`` words, counted as
+    ``gold.brief_and_audit`` counts them) and the lexical audit (``audit.lexical``) under the
+    target's redaction ``terms`` and result ``numbers``. Empty: it passes both."""
+    failed = []
+    words = len(text.split())
+    if not MIN_WORDS <= words <= MAX_WORDS:
+        failed.append(f"length: {words} words, outside {MIN_WORDS}-{MAX_WORDS}")
+    lexical = audit.lexical("", text, terms, numbers)
+    if not lexical.passed:
+        failed.append(f"lexical: {lexical.detail}")
+    return failed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -288,10 +343,13 @@ def describe(review: Review) -> str:
             "marked the brief leaking" if after.get("leaking") else "took the leak mark back"
         ) + said
     if review.action is Action.BRIEF:
-        failed = [f["check"] for f in after.get("findings", ()) if not f.get("passed")]
-        audit = f"re-audit failed {', '.join(failed)}" if failed else "re-audit passed"
         words = len(str(before.get("text", "")).split()), len(str(after.get("text", "")).split())
-        return f"rewrote the brief ({words[0]} -> {words[1]} words; {audit})"
+        if review.draft:
+            broken = "; ".join(after.get("failed", ())) or "a build rule"
+            return f"kept a draft of the brief ({words[0]} -> {words[1]} words; breaks {broken})"
+        failed = [f["check"] for f in after.get("findings", ()) if not f.get("passed")]
+        said = f"re-audit failed {', '.join(failed)}" if failed else "re-audit passed"
+        return f"rewrote the brief ({words[0]} -> {words[1]} words; {said})"
     was = before.get("state")
     return f"{review.action.value}ed" + (f" (was {was})" if was else "") + said
 

@@ -25,11 +25,11 @@ def of_split(
     con: duckdb.DuckDBPyConnection, split: str, target_id: str | None = None
 ) -> list[dict[str, Any]]:
     """Every review made on a version of ``split`` (only of ``target_id``, when given), by ID
-    (``before``/``after`` as JSON text)."""
+    (``before``/``after`` as JSON text; ``based_on`` and ``draft`` from migration 0024)."""
     return warehouse.dicts(
         con,
         "SELECT review_id, version_id, instance_id, target_id, paper_id, action, curator, "
-        'created_at, "before", "after" FROM reviews WHERE split = ? '
+        'created_at, "before", "after", based_on, draft FROM reviews WHERE split = ? '
         "AND (?::VARCHAR IS NULL OR target_id = ?) ORDER BY review_id",
         [split, target_id, target_id],
     )

@@ -1,6 +1,6 @@
-"""`inspire review serve`: refused without a curator or with an unknown version, in one line;
-served on 127.0.0.1 as a real process, where a page answers and a POST without the token does
-not record."""
+"""`inspire review serve`: refused with an unknown version or a bad default curator, in one
+line; served on 127.0.0.1 as a real process, where a page asks the session's name (the default
+offered) and a POST without the token does not record."""
 
 from __future__ import annotations
 
@@ -29,11 +29,12 @@ def planted_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_serve_refuses_without_a_curator_or_with_an_unknown_version(planted_file: Path) -> None:
+def test_serve_refuses_an_unknown_version_or_a_bad_default_curator(planted_file: Path) -> None:
     runner = CliRunner()
-    nobody = runner.invoke(app, ["review", "serve", "--warehouse", str(planted_file)])
-    assert isinstance(nobody.exception, InputError)  # `inspire` exits 2 with its message
-    assert "give --curator NAME (or set INSPIRE_CURATOR)" in str(nobody.exception)
+    where = ["--port", "0", "--warehouse", str(planted_file)]
+    bad = runner.invoke(app, ["review", "serve", "--curator", "ada\x1b[2J", *where])
+    assert isinstance(bad.exception, InputError)  # `inspire` exits 2 with its message
+    assert "the default curator: a curator's name may not hold a control" in str(bad.exception)
     named = ["--curator", "ada", "--warehouse", str(planted_file)]
     unknown = runner.invoke(app, ["review", "serve", "--version", "eval-x", *named])
     assert isinstance(unknown.exception, InputError) and "unknown version 'eval-x'" in str(
@@ -50,7 +51,10 @@ def test_serve_answers_on_loopback_until_interrupted(planted_file: Path) -> None
     try:
         assert server.stderr is not None
         line = server.stderr.readline()
-        assert line.startswith(f"reviewing {VERSION} (2 instances) as ada on http://127.0.0.1:")
+        assert line.startswith(f"reviewing {VERSION} (2 instances) on http://127.0.0.1:")
+        assert line.rstrip().endswith(
+            "each browser session gives its curator's name (offered: ada)"
+        )
         base = f"http://127.0.0.1:{port}"
         for _ in range(100):
             try:
@@ -58,7 +62,7 @@ def test_serve_answers_on_loopback_until_interrupted(planted_file: Path) -> None
                 break
             except httpx.TransportError:
                 time.sleep(0.1)
-        assert page.status_code == 200 and "curator <strong>ada</strong>" in page.text
+        assert page.status_code == 200 and 'id="curator-name" value="ada"' in page.text
         assert httpx.post(f"{base}/i/{IA}/accept", data={"reason": ""}).status_code == 403
     finally:
         server.send_signal(signal.SIGINT)
@@ -77,7 +81,7 @@ def test_sample_prints_what_it_drew_and_how_to_review_it(planted_file: Path) -> 
     assert f"sampled 2 of 2 instances of {VERSION} (seed 2)" in drawn.output
     assert "  2025-06 T2: 1" in drawn.output and "  2025-06 T3: 1" in drawn.output
     assert f"  instance {IA} (2025-06 T2)" in drawn.output
-    assert f"inspire review serve --split eval --version {VERSION} --curator NAME" in drawn.output
+    assert f"inspire review serve --split eval --version {VERSION}, and open" in drawn.output
     none = runner.invoke(app, ["review", "sample", "--n", "0", *where])
     assert isinstance(none.exception, InputError) and "--n must be at least 1" in str(
         none.exception

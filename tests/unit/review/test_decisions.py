@@ -15,7 +15,10 @@ from inspire_build.review.decisions import (
     State,
     Stored,
     apply,
+    brief_failures,
+    check_curator,
     check_grade,
+    describe,
     edited_brief_id,
     leak_failures,
     standing,
@@ -141,3 +144,53 @@ def test_each_review_is_described_in_one_line_of_its_history() -> None:
     brief = Review(7, "A", Action.BRIEF, {"text": "one two three", "findings": findings},
                    before={"text": "one two"})  # fmt: skip
     assert describe(brief) == "rewrote the brief (2 -> 3 words; re-audit failed lexical)"
+
+
+def test_a_brief_keeps_the_build_rules_within_its_length_and_lexical_bounds() -> None:
+    def words(n: int) -> str:
+        return " ".join(["load"] * n)
+
+    assert brief_failures(words(120), [], []) == []
+    assert brief_failures(words(250), [], []) == []
+    assert brief_failures(words(119), [], []) == ["length: 119 words, outside 120-250"]
+    assert brief_failures(words(251), [], []) == ["length: 251 words, outside 120-250"]
+    leaky = words(130) + " with Widget Nets at 92.3% and 15"
+    assert brief_failures(leaky, ["widget nets", "routing"], ["92.3%", "15%"]) == [
+        "lexical: contains: 92.3%; widget nets"
+    ]  # "15" is not "15%"; "routing" is not there
+
+
+def test_a_new_decision_replaces_the_standing_one_of_its_kind() -> None:
+    decided = standing(
+        [
+            review(1, "A", Action.REJECT, reason="x"),
+            review(2, "A", Action.GRADE, "p1", tier=3, role="component"),
+            review(3, "A", Action.BRIEF, text="t", findings=[]),
+        ]
+    )["A"]
+    assert [getattr(decided.latest(a, p), "review_id", None) for a, p in [
+        (Action.ACCEPT, None), (Action.REJECT, None), (Action.GRADE, "p1"), (Action.GRADE, "p2"),
+        (Action.LEAK, None), (Action.BRIEF, None),
+    ]] == [1, 1, 2, None, None, 3]  # fmt: skip
+    assert decided.corrected and not decided.drafted
+    draft = Review(4, "A", Action.BRIEF, {"text": "t2", "failed": ["length: 1 words"]}, draft=True)
+    redrafted = standing([*decided.reviews, draft])["A"]
+    assert redrafted.drafted and redrafted.corrected  # the regrade still stands
+    assert not standing([draft])["A"].corrected
+    assert describe(draft) == "kept a draft of the brief (0 -> 1 words; breaks length: 1 words)"
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [(" Ada ", "Ada"), ("Zoë O'Brien-Łukasz", "Zoë O'Brien-Łukasz"), ("a" * 80, "a" * 80)],
+)
+def test_a_curator_name_is_trimmed_and_kept(name: str, kept: str) -> None:
+    assert check_curator(name) == kept
+
+
+@pytest.mark.parametrize(
+    "name", ["", "   ", "a" * 81, "ada\nbo", "ada\tbo", "ada\x00", "ada\u200b", "ada\u2029bo"]
+)
+def test_a_curator_name_that_could_break_a_header_or_a_line_is_refused(name: str) -> None:
+    with pytest.raises(ValueError, match="curator"):
+        check_curator(name)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from fastapi.testclient import TestClient
 
 from inspire_build import boundary, exports
 from inspire_build.config import Settings
@@ -17,7 +16,7 @@ from inspire_build.errors import InputError
 from inspire_build.review import apply, sample
 from inspire_build.review.app import create_app
 from inspire_build.review.curation import Curation
-from tests.unit.review.conftest import IA, IB, VERSION
+from tests.unit.review.conftest import IA, IB, VERSION, Reviewer
 
 KEYED = Settings(llm_backend="rules", instance_key="5a" * 32)
 
@@ -63,12 +62,7 @@ def test_bad_input_is_refused_and_stores_nothing(
 def _review_over_http(con: duckdb.DuckDBPyConnection) -> None:
     """Ada regrades A's tier-0 p3 to T2 and accepts A; she accepts B and marks its brief
     leaking: (curator, model) tiers (1, 1), (2, 2), (2, 0), (3, 3)."""
-    client = TestClient(
-        create_app(Curation(con, KEYED, VERSION, "ada"), allowed_hosts=("testserver",))
-    )
-    found = re.search(r'name="csrf" value="([0-9a-f]+)"', client.get(f"/i/{IA}").text)
-    assert found is not None
-    csrf = found.group(1)
+    ada = Reviewer(create_app(Curation(con, KEYED, VERSION), allowed_hosts=("testserver",)))
     posts = [
         (IA, "grade", {"paper_id": "p3", "tier": "2", "role": "baseline", "note": "reused"}),
         (IA, "accept", {}),
@@ -76,9 +70,7 @@ def _review_over_http(con: duckdb.DuckDBPyConnection) -> None:
         (IB, "leak", {"leaking": "true", "note": "the ranking setting names it"}),
     ]
     for iid, action, form in posts:
-        done = client.post(
-            f"/i/{iid}/{action}", data={**form, "csrf": csrf}, follow_redirects=False
-        )
+        done = ada.post(iid, action, form)
         assert done.status_code == 303, done.text
 
 
