@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from inspire_build.config import DEFAULT_WAREHOUSE
 from inspire_build.errors import InputError
 
 if TYPE_CHECKING:
@@ -53,15 +54,25 @@ def eval_command(
     bootstrap_samples: Annotated[
         int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% intervals.", min=1)
     ] = 1000,
+    allow_unjudged: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unjudged",
+            help="With --qrels and no warehouse: score a run whose IDs match no judged "
+            "document (another ID scheme) as it is, instead of refusing it.",
+            metavar="",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Score a run (and trajectories) with nDCG@10, Recall@10, MRR, AnyHit@10, ≥3/≥5 hits
     and the exposure-selection-ranking funnel, with 95% bootstrap intervals."""
     _check_split(ctx, split, version if split else None, warehouse_path)
+    where = _scoring_warehouse(ctx, warehouse_path, split)
+    options = _EvalOptions(split, version, qrels, bootstrap_samples, where, allow_unjudged)
     if ctx.invoked_subcommand is not None:
-        where = _warehouse_path(ctx, warehouse_path) if split else None
-        ctx.obj = _EvalOptions(split, version, qrels, bootstrap_samples, where)
+        ctx.obj = options
         return
     if run is None:
         raise InputError("give --run FILE (or use `inspire eval compare RUN_A RUN_B`)")
@@ -69,8 +80,6 @@ def eval_command(
         _check_output_folder(plots, "--plots")
     from inspire_build.evaluation import report
 
-    where = _warehouse_path(ctx, warehouse_path) if split else None
-    options = _EvalOptions(split, version, qrels, bootstrap_samples, where)
     scores = options.evaluate(run, trajectories, name=name, gains=gains)
     if plots is not None:
         from inspire_build.evaluation import plots as figures
@@ -92,6 +101,16 @@ def eval_command(
         out.print(line)
 
 
+def _scoring_warehouse(ctx: typer.Context, given: Path | None, split: str | None) -> Path | None:
+    """The warehouse a split is scored from; with --qrels, the one whose crosswalk maps the
+    IDs, when one is at hand: the one named (--warehouse, $INSPIRE_WAREHOUSE), which must
+    exist, else the default file where it exists."""
+    root = ctx.obj
+    if split is None and given is None and root.warehouse == DEFAULT_WAREHOUSE:
+        return DEFAULT_WAREHOUSE if DEFAULT_WAREHOUSE.is_file() else None
+    return _warehouse_path(ctx, given)
+
+
 @dataclass(frozen=True)
 class _EvalOptions:
     """What `inspire eval` was given to score against, which `eval compare` scores with too."""
@@ -100,7 +119,8 @@ class _EvalOptions:
     version: str | None
     qrels: Path | None
     samples: int
-    warehouse: Path | None  # with a split only
+    warehouse: Path | None  # a split's; with --qrels, only its crosswalk is read
+    allow_unjudged: bool = False
 
     def evaluate(
         self, run: Path, trajectories: Path | None, name: str | None = None, gains: str = "linear"
@@ -117,6 +137,7 @@ class _EvalOptions:
             gains=gains,
             samples=self.samples,
             warehouse_path=self.warehouse,
+            allow_unjudged=self.allow_unjudged,
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 from inspire_build import splits, warehouse
@@ -12,6 +12,7 @@ from inspire_build.errors import InputError
 from inspire_build.evaluation import inputs, report
 from inspire_build.evaluation.funnel import Trajectory
 from inspire_build.evaluation.score import GAINS, Scores, score
+from inspire_build.ids import PaperId
 
 
 def evaluate(
@@ -26,8 +27,13 @@ def evaluate(
     samples: int = 1000,
     warehouse_path: Path | None = None,
     max_bytes: int | None = None,
+    allow_unjudged: bool = False,
 ) -> Scores:
     """Score ``run`` against a split version's qrels (written to the warehouse) or a qrels file.
+
+    With a qrels file, ``warehouse_path`` (optional) lends its crosswalk, so that the qrels' and
+    the submission's IDs in any scheme are compared as paper IDs; without one, a run none of
+    whose paper IDs is judged for its instance is refused unless ``allow_unjudged``.
 
     A malformed or oversized file, and a run or trajectories none of whose instance IDs is
     judged, are refused with an ``InputError``; nothing is written then.
@@ -38,12 +44,10 @@ def evaluate(
         raise InputError("give either a split (qrels from the warehouse) or a qrels file")
     cap = inputs.max_input_bytes() if max_bytes is None else max_bytes
     if qrels is not None:
-        normalise = inputs.normaliser()
-        judged = inputs.read_qrels(qrels, normalise, cap)
-        if not judged:
-            raise InputError(f"{qrels}: no judgements")
-        submission = _read(run, trajectories, normalise, cap)
-        scores = _score(judged, submission, f"qrels file {qrels}", gains, samples)
+        crosswalk = _crosswalk(warehouse_path) if warehouse_path is not None else None
+        scores = _against_file(
+            qrels, run, trajectories, cap, crosswalk, allow_unjudged, gains, samples
+        )
         return dataclasses.replace(scores, qrels_file=str(qrels))
     if warehouse_path is None:
         raise InputError("scoring against a split needs the warehouse")
@@ -82,6 +86,64 @@ def require_overlap(
         )
 
 
+def unjudged_instances(
+    judged: Mapping[str, Mapping[str, int]], submitted: Mapping[str, Iterable[str]]
+) -> tuple[int, int]:
+    """(judged instances the submission gives any paper ID for, those of them none of whose
+    IDs is a judged document of that instance)."""
+    given = {i: set(ids) for i, ids in submitted.items() if i in judged}
+    given = {i: ids for i, ids in given.items() if ids}
+    return len(given), sum(1 for i, ids in given.items() if judged[i].keys().isdisjoint(ids))
+
+
+def require_judged_ids(
+    judged: Mapping[str, Mapping[str, int]],
+    submitted: Mapping[str, Iterable[str]],
+    what: str,
+    against: str,
+) -> None:
+    """Refuse a submission whose paper IDs match no judged document of their instance in any
+    instance: IDs of another scheme than the qrels' (a DOI against arXiv IDs), which would
+    score 0 on every metric, silently."""
+    given, unmatched = unjudged_instances(judged, submitted)
+    if given and unmatched == given:
+        raise InputError(
+            f"no paper ID in {what} is a judged document of its instance in {against} "
+            f"({unmatched} instance(s) with IDs, none matching); write the qrels' IDs, give a "
+            "--warehouse whose crosswalk maps them, or pass --allow-unjudged to score them as "
+            "they are"
+        )
+
+
+def _against_file(
+    qrels: Path,
+    run: Path,
+    trajectories: Path | None,
+    cap: int,
+    crosswalk: dict[PaperId, str] | None,
+    allow_unjudged: bool,
+    gains: str,
+    samples: int,
+) -> Scores:
+    """Scores against a qrels file, its IDs and the submission's mapped through ``crosswalk``
+    when there is one; without one, a run that matches no judged document is refused."""
+    normalise = inputs.normaliser(crosswalk)
+    judged = inputs.read_qrels(qrels, normalise, cap)
+    if not judged:
+        raise InputError(f"{qrels}: no judgements")
+    submission = _read(run, trajectories, normalise, cap)
+    check = crosswalk is None and not allow_unjudged
+    return _score(judged, submission, f"qrels file {qrels}", gains, samples, check_ids=check)
+
+
+def _crosswalk(path: Path) -> dict[PaperId, str]:
+    con = warehouse.connect(path, read_only=True)
+    try:
+        return warehouse.crosswalk(con)
+    finally:
+        con.close()
+
+
 @dataclasses.dataclass(frozen=True)
 class _Submission:
     what: str
@@ -107,8 +169,11 @@ def _score(
     against: str,
     gains: str,
     samples: int,
+    check_ids: bool = False,
 ) -> Scores:
     require_overlap(judged, submission.run, submission.what, against)
+    if check_ids:
+        require_judged_ids(judged, submission.run, submission.what, against)
     if submission.trajectories is not None:
         require_overlap(judged, submission.trajectories, submission.trajectories_what, against)
     known = {d for docs in judged.values() for d in docs}
