@@ -99,7 +99,11 @@ def temporary_server(environ: MutableMapping[str, str]) -> str | None:
     """Start Prefect's temporary server for this process's flow runs, when no server is set:
     in a session of its own, so that Ctrl-C in the terminal stops the build, not the server it
     must report the cancellation to. It stops when the process exits, after Prefect has sent
-    its last logs. Returns the API URL (None: one was set already)."""
+    its last logs. Returns the API URL (None: one was set already).
+
+    Its runs get no UI URL (``PREFECT_UI_URL`` empty), so Prefect's flow engine prints no
+    "View at http://127.0.0.1:PORT/runs/..." link to a server gone when the command ends; a
+    server that was set (``make serve``, a deployment's) keeps its links."""
     if environ.get("PREFECT_API_URL"):
         return None
     port = free_port()
@@ -121,6 +125,7 @@ def temporary_server(environ: MutableMapping[str, str]) -> str | None:
             raise InspireError(f"Prefect's temporary server did not start on port {port}")
         time.sleep(0.5)
     environ["PREFECT_API_URL"] = url
+    environ["PREFECT_UI_URL"] = ""  # read by prefect.utilities.urls.url_for: no link when empty
     return url
 
 

@@ -156,8 +156,9 @@ def brief(context: Mapping[str, Any]) -> BriefDraft:
     terms = [str(t) for t in context.get("redactions") or []]
     problem, _ = split_abstract(abstract)
     problem = [s for s in problem if not INJECTION.search(s)] or sentences(abstract)[:1]
+    lead = problem[0] if problem else ""  # an empty abstract has no sentence
     title_words = set(content_words(title.replace("-", " ")))
-    own = [w for w in dict.fromkeys(topic_words(problem[0])) if w not in title_words]
+    own = [w for w in dict.fromkeys(topic_words(lead)) if w not in title_words]
     retrieval_leaked = any(str(f).startswith("retrieval") for f in context.get("feedback") or [])
     topic = own[:RETRIEVAL_FALLBACK_WORDS] if retrieval_leaked else own
     topic = topic or sorted(title_words)[:2] or ["this area"]

@@ -1,10 +1,12 @@
 """Reading runs, trajectories and qrels. Every problem is an ``InputError`` naming the file and,
 where there is one, the line: nothing is scored from a file that is not exactly understood.
 
-Reading is two steps. ``read_bytes`` is the only I/O: it reads in chunks and stops at the size
-cap (``INSPIRE_EVAL_MAX_INPUT_MB``), so ``/dev/zero`` is an error, not an out-of-memory kill.
-``decode`` and the ``parse_*`` functions are pure: UTF-8 only (a BOM is dropped), one record per
-line, a duplicate instance line is an error naming both lines.
+Reading is two steps. ``read_bytes`` is the only I/O: it reads regular files only (a FIFO or a
+device such as ``/dev/zero`` is refused before it is opened, so it neither hangs nor fills the
+memory), in chunks, and stops at the size cap (``INSPIRE_EVAL_MAX_INPUT_MB``). ``decode`` and
+the ``parse_*`` functions are pure: UTF-8 only (a BOM is dropped), one record per line, a
+duplicate instance line is an error naming both lines, a JSON object that names one key twice
+an error naming its line (``json`` would keep the last value silently).
 
 IDs are normalised on the way in: a known ID in any scheme becomes the warehouse's paper ID
 through the crosswalk (so an agent may answer with a DOI, an arXiv ID, an OpenAlex or S2 ID);
@@ -16,10 +18,12 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import os
 import re
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from inspire_build.config import get_settings
 from inspire_build.errors import InputError, InvalidIdError
@@ -58,10 +62,11 @@ def max_input_bytes() -> int:
 
 
 def read_bytes(path: Path, max_bytes: int) -> bytes:
-    """The file's bytes, read in chunks; more than ``max_bytes`` is an error."""
+    """The file's bytes, read in chunks; more than ``max_bytes`` is an error, and so is a path
+    that is not a regular file (a FIFO, a device, a socket), refused before it is opened."""
     chunks, size = [], 0
     try:
-        with path.open("rb") as stream:
+        with _open_regular(path) as stream:
             while chunk := stream.read(_CHUNK):
                 size += len(chunk)
                 if size > max_bytes:
@@ -77,6 +82,36 @@ def read_bytes(path: Path, max_bytes: int) -> bytes:
     except OSError as error:
         raise InputError(f"{path}: cannot be read ({error.strerror or error})") from None
     return b"".join(chunks)
+
+
+_KINDS = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading, once its status says it is a regular file: opening a FIFO
+    would wait for a writer, and a device may never end. It is opened without blocking and
+    checked again, in case the path was replaced in between."""
+    _require_regular(path, os.stat(path))
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        _require_regular(path, os.fstat(descriptor))
+    except InputError:
+        os.close(descriptor)
+        raise
+    return os.fdopen(descriptor, "rb")
+
+
+def _require_regular(path: Path, status: os.stat_result) -> None:
+    if stat.S_ISDIR(status.st_mode):
+        raise IsADirectoryError(path)
+    if not stat.S_ISREG(status.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(status.st_mode), "not a regular file")
+        raise InputError(f"{path}: {kind}, not a regular file; write the input to a file first")
 
 
 def decode(data: bytes, source: str) -> list[tuple[int, str]]:
@@ -264,9 +299,26 @@ def _exposed(step: Any, n: int, where: str) -> list[str]:
 # --- shared ------------------------------------------------------------------------------------
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object names one key twice; ``json`` would keep the last value silently."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in record:
+            raise _DuplicateKey(json.dumps(key)[:60])
+        record[key] = value
+    return record
+
+
 def _json_object(line: str, where: str, kind: str) -> dict[str, Any]:
     try:
-        record = json.loads(line)
+        record = json.loads(line, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as error:
+        raise InputError(
+            f"{where}: malformed {kind} line (the key {error} appears twice)"
+        ) from None
     except (ValueError, RecursionError) as error:
         raise InputError(f"{where}: malformed {kind} line (not JSON: {error})") from None
     if not isinstance(record, dict):

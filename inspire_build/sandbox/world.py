@@ -949,6 +949,21 @@ def write(world: World, out: Path) -> list[Path]:
     return paths
 
 
+def _dated(record: Record) -> Record:
+    """``record``, once each of its dates is a real calendar day: a ``ValueError`` naming the
+    field and the date (``2025-02-30``) otherwise, before anything reads it as a date."""
+    dates = [("publication_date", record.publication_date)]
+    if record.s2_publication_date is not None:
+        dates.append(("s2_publication_date", record.s2_publication_date))
+    dates += [(f"arxiv_versions v{v}", day) for v, day in record.arxiv_versions]
+    for field, day in dates:
+        try:
+            dt.date.fromisoformat(str(day))
+        except ValueError:
+            raise ValueError(f"{field} {day!r} is not a date (YYYY-MM-DD)") from None
+    return record
+
+
 def load(folder: Path) -> World:
     """Read a world written by :func:`write`. A folder without one, or with damaged files, is an
     :class:`InputError` naming the file (and line) that failed."""
@@ -966,7 +981,7 @@ def load(folder: Path) -> World:
                 raw = json.loads(line)
                 raw["references"] = [Citation(**c) for c in raw["references"]]
                 raw["arxiv_versions"] = [tuple(v) for v in raw["arxiv_versions"]]
-                records.append(Record(**raw))
+                records.append(_dated(Record(**raw)))
         return World(config=config, topics=meta["topics"], records=records)
     except (OSError, ValueError, KeyError, TypeError) as error:
         reason = f"{type(error).__name__}: {error}".splitlines()[0]

@@ -2,10 +2,15 @@
 ``inspire build``: malformed JSON, wrong types, nulls everywhere, unicode titles, a paper with
 10,000 references, a future date, an abstract carrying prompt injection, and LLM answers that
 are invalid, refused or missing an antecedent. Each ends in a recorded status and reason, the
-counts add up, and no traceback reaches the user."""
+counts add up, and no traceback reaches the user.
+
+Then bad input at the edges, each one clean line and exit 2 with nothing created or lost: a
+setting that is not its JSON, a world record dated 2025-02-30, a FIFO or a device given as an
+evaluation input, a JSON line naming one key twice; and the rules brief of an empty abstract."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -19,8 +24,8 @@ import pytest
 from inspire_build import gold, warehouse
 from inspire_build.config import Settings
 from inspire_build.llm import LLM
-from inspire_build.llm_rules import RULES
-from inspire_build.models import GradeSheet
+from inspire_build.llm_rules import BRIEF_MIN_WORDS, RULES
+from inspire_build.models import BriefDraft, GradeSheet
 from inspire_build.sandbox import server, world
 from tests.conftest import run_inspire
 
@@ -241,3 +246,107 @@ def test_a_grader_that_drops_an_antecedent_excludes_the_target(
         and "missing [" in row[1]
     )
     assert grades == (0,)
+
+
+# --- bad input at the edges: one clean line, exit 2, nothing created or lost ------------------
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without INSPIRE_* and PREFECT_* settings, plus ``extra``."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("INSPIRE_", "PREFECT_"))}
+    return {**kept, **extra}
+
+
+def _one_line(result: subprocess.CompletedProcess[str], *fragments: str) -> str:
+    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+    assert "Traceback" not in result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: "), line
+    for fragment in fragments:
+        assert fragment in line, line
+    return line
+
+
+def test_a_split_setting_that_is_not_json_names_the_variable(tmp_path: Path) -> None:
+    env = _clean_env(INSPIRE_SPLITS__EVAL__FIELDS="Computer")
+    result = run_inspire("build", "--split", "eval", env=env, cwd=tmp_path, timeout=120)
+    _one_line(result, "invalid configuration: INSPIRE_SPLITS__EVAL__FIELDS='Computer'", "JSON")
+    assert list(tmp_path.iterdir()) == []  # no warehouse, no Prefect home
+
+
+def test_a_world_record_dated_february_30_names_file_line_and_date(tmp_path: Path) -> None:
+    folder, path = tmp_path / "world", tmp_path / "w.duckdb"
+    world.write(world.generate(world.WorldConfig(seed=1, papers=40)), folder)
+    env = _clean_env(INSPIRE_WAREHOUSE=str(path))
+    assert run_inspire("warehouse", "init", env=env).returncode == 0
+    built = run_inspire("corpus", "build", "--world", folder, env=env, timeout=120)
+    assert built.returncode == 0, built.stderr
+    corpus = _corpus(path)
+    records = folder / world.RECORDS_FILE
+    lines = records.read_text(encoding="utf-8").splitlines(keepends=True)
+    record = json.loads(lines[2])
+    lines[2] = lines[2].replace(
+        f'"publication_date":"{record["publication_date"]}"', '"publication_date":"2025-02-30"'
+    )
+    records.write_text("".join(lines), encoding="utf-8")
+    result = run_inspire("corpus", "build", "--world", folder, env=env, timeout=120)
+    _one_line(result, f"{records}:3:", "publication_date '2025-02-30' is not a date")
+    assert _corpus(path) == corpus  # the corpus built before is kept whole
+
+
+def _corpus(path: Path) -> list[tuple[Any, ...]]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return con.execute("SELECT paper_id, title FROM corpus ORDER BY paper_id").fetchall()
+    finally:
+        con.close()
+
+
+QRELS = "i1 0 arxiv:2301.00001 3\n"
+RUN = '{"instance_id": "i1", "ranking": ["arxiv:2301.00001"]}\n'
+
+
+@pytest.mark.parametrize("option", ["--run", "--qrels", "--trajectories"])
+def test_a_fifo_or_a_device_given_as_an_eval_input_is_refused_at_once(
+    tmp_path: Path, option: str
+) -> None:
+    files = {"--run": tmp_path / "r.jsonl", "--qrels": tmp_path / "q.trec"}
+    files["--run"].write_text(RUN, encoding="utf-8")
+    files["--qrels"].write_text(QRELS, encoding="utf-8")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for odd, kind in ((fifo, "a named pipe (FIFO)"), (Path("/dev/zero"), "a character device")):
+        given = {**files, option: odd}
+        args = [a for pair in given.items() for a in map(str, pair)]
+        result = run_inspire("eval", *args, env=_clean_env(), cwd=tmp_path, timeout=60)
+        _one_line(result, f"{odd}: {kind}, not a regular file")
+
+
+@pytest.mark.parametrize(
+    ("option", "content"),
+    [
+        ("--run", RUN + '{"instance_id": "i2", "ranking": ["a"], "ranking": ["b"]}\n'),
+        ("--trajectories", RUN.replace('"ranking"', '"steps": [], "steps"')),
+    ],
+)
+def test_a_json_line_with_a_key_given_twice_is_refused_with_its_line(
+    tmp_path: Path, option: str, content: str
+) -> None:
+    (tmp_path / "q.trec").write_text(QRELS, encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(RUN, encoding="utf-8")
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(content, encoding="utf-8")
+    given = {"--qrels": tmp_path / "q.trec", "--run": tmp_path / "r.jsonl", option: odd}
+    args = [a for pair in given.items() for a in map(str, pair)]
+    result = run_inspire("eval", *args, env=_clean_env(), cwd=tmp_path, timeout=60)
+    line = 2 if option == "--run" else 1
+    key = "ranking" if option == "--run" else "steps"
+    _one_line(result, f"odd.jsonl:{line}: malformed", f'the key "{key}" appears twice')
+
+
+@pytest.mark.parametrize("abstract", ["", None, "  \n "])
+def test_the_rules_brief_of_an_empty_abstract_is_a_brief(abstract: str | None) -> None:
+    draft = RULES["brief"]({"title": "", "abstract": abstract, "redactions": []})
+    assert isinstance(draft, BriefDraft)
+    assert len(draft.brief.split()) >= BRIEF_MIN_WORDS
+    assert "this area" in draft.brief  # no title, no abstract: the frame's own placeholder

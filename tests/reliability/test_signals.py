@@ -78,6 +78,13 @@ def test_a_signal_cancels_a_build_within_seconds(
     assert "Traceback" not in output
     assert f"error: cancelled by {name}" in output.splitlines()
     assert f"Finished in state Cancelled('cancelled by {name}')" in output
+    # Prefect links its flow run in the UI of a server that stays (the session's), never in
+    # that of the build's temporary server, gone when the build ends.
+    links = [line for line in output.splitlines() if "View at " in line]
+    if api is None:
+        assert links == []
+    else:
+        assert [f"{api.removesuffix('/api')}/runs/flow-run/" in line for line in links] == [True]
     con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
     runs = con.execute("SELECT status FROM build_runs").fetchall()
     versions = con.execute("SELECT count(*) FROM split_versions").fetchone()

@@ -110,3 +110,24 @@ def test_parameters_override_the_settings_and_are_validated(tmp_path: Path) -> N
         base.overridden(llm_concurrency=1000)  # over its 256
     with pytest.raises(InputError, match="unknown split 'evl'"):
         base.overridden("evl", limit=3)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("INSPIRE_SPLITS__EVAL__FIELDS", "Computer"),  # a nested setting that takes a list
+        ("INSPIRE_LLM_PRICES", "gpt-4o: 2.5"),  # a top-level one that takes an object
+    ],
+)
+def test_a_value_that_is_not_its_settings_json_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    from inspire_build.config import get_settings
+
+    monkeypatch.setenv(name, value)
+    monkeypatch.setenv("INSPIRE_SPLITS__EVAL__LIMIT", "5")  # a sibling that is fine
+    with pytest.raises(InputError) as refused:
+        get_settings()
+    message = str(refused.value)
+    assert message.startswith(f"invalid configuration: {name}={value!r} is not the JSON")
+    assert "INSPIRE_SPLITS__EVAL__LIMIT" not in message and "\n" not in message

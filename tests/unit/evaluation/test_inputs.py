@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -80,10 +81,27 @@ def test_the_size_cap_counts_bytes(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
-def test_an_endless_stream_stops_at_the_cap() -> None:
+def test_a_device_is_refused_before_it_is_read() -> None:
     started = time.monotonic()
-    refused(lambda: inputs.read_bytes(Path("/dev/zero"), 4 * inputs.MIB), "larger than the 4 MiB")
+    refused(
+        lambda: inputs.read_bytes(Path("/dev/zero"), 4 * inputs.MIB),
+        "/dev/zero: a character device, not a regular file",
+    )
     assert time.monotonic() - started < 5
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "run.jsonl"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    refused(lambda: inputs.read_bytes(fifo, 10), "run.jsonl: a named pipe (FIFO), not a regular")
+    assert time.monotonic() - started < 5
+
+
+def test_a_link_to_a_regular_file_is_read(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"x")
+    (tmp_path / "link").symlink_to(tmp_path / "f")
+    assert inputs.read_bytes(tmp_path / "link", 10) == b"x"
 
 
 def test_the_cap_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,6 +189,21 @@ def test_bad_jsonl_lines_are_refused(line: str, message: str) -> None:
     refused(lambda: inputs.parse_run(lines(f"{first}\n{line}\n"), SAME, "f"), message)
 
 
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"instance_id": "q", "ranking": ["a"], "ranking": ["b"]}', 'the key "ranking" appears'),
+        ('{"instance_id": "q", "instance_id": "p", "ranking": []}', 'the key "instance_id" appe'),
+    ],
+)
+def test_a_key_given_twice_is_refused_with_its_line(line: str, message: str) -> None:
+    first = '{"instance_id": "p", "ranking": ["a"]}'
+    refused(
+        lambda: inputs.parse_run(lines(f"{first}\n{line}\n"), SAME, "f"),
+        f"f:2: malformed run line ({message}",
+    )
+
+
 def test_an_empty_run_is_empty() -> None:
     assert inputs.parse_run(lines("\n  \n"), SAME, "f") == {}
 
@@ -203,6 +236,10 @@ def test_trajectories_parse_and_a_second_line_per_instance_is_refused() -> None:
         ('{"instance_id": "i1", "steps": {}}', '("steps" is not a list)'),
         (_trajectory("i1", [3.5]), "(step 1: an exposed entry is float 3.5, not an ID)"),
         ("i1 search a", "f:1: malformed trajectory line (not JSON"),
+        (
+            '{"instance_id": "i1", "steps": [{"exposed": ["a"], "exposed": []}]}',
+            'f:1: malformed trajectory line (the key "exposed" appears twice)',
+        ),
     ],
 )
 def test_bad_trajectory_lines_are_refused(line: str, message: str) -> None:
