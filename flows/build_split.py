@@ -45,6 +45,7 @@ from inspire_build import (
     exports,
     gold,
     pipeline,
+    plan,
     resolve,
     warehouse,
 )
@@ -233,7 +234,11 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
         ),
     )
     console.checkpoint()
-    walk, llm = pipeline.start_walk(con, settings, selection), gold.make_llm(settings, con)
+    works = [selection.records[t] for t in selection.selected if t in selection.records]
+    planned = pipeline.plan_of(con, settings, split, works)
+    for line in plan.lines(planned, settings.llm_model):
+        logger.info(f"plan: {line}")
+    walk, llm = pipeline.start_walk(settings, selection), gold.make_llm(settings, con)
     while part := walk.next_round():
         if walk.wanted is not None:
             logger.info(
@@ -242,6 +247,9 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
             )
         _round(logger, con, client, settings, selection, walk, llm, part, shown)
     notes = pipeline.end_walk(con, selection, walk)
+    made = {source: stats.network for source, stats in client.stats.items()}
+    for line in plan.actual_lines(planned, made, llm.calls_made):
+        logger.info(f"made: {line}")
     stages.advance(WRITE, 0, 1)
     version: dict[str, Any] = write_version(con, settings, split, label, walk.kept)
     version["notes"] = [*version["notes"], *notes]

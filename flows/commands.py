@@ -21,45 +21,51 @@ from inspire_build.cli.common import WarehouseOption, _check_split, _warehouse_p
 from inspire_build.config import get_settings
 from inspire_build.pipeline import check_sources
 
+LimitOption = Annotated[
+    int | None, typer.Option(help="Most candidates to select (and walk).", min=1)
+]
+InstancesOption = Annotated[
+    int | None,
+    typer.Option(
+        help="Build until this many instances are accepted, walking the candidates in their "
+        "seeded, month-stratified order (see `inspire plan`).",
+        min=1,
+    ),
+]
+RunnerOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Where lineage's chunks run: local (this process) or dask (Dask workers; the dask "
+        "extra). Default: $INSPIRE_RUNNER, else local."
+    ),
+]
+DaskAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        help="A running Dask scheduler (tcp://host:8786, tls://…) for --runner dask; without "
+        "one, a LocalCluster starts on the pinned INSPIRE_DASK_* ports."
+    ),
+]
+ApplyReviewsOption = Annotated[
+    bool,
+    typer.Option(
+        "--apply-reviews",
+        help="Run no step: write the split's latest version again with the curators' reviews "
+        "(inspire review serve) applied, as a new version.",
+        metavar="",
+    ),
+]
+
 
 def build(
     ctx: typer.Context,
     split: Annotated[str, typer.Option(help="The split to build (train, eval).")] = "eval",
-    limit: Annotated[
-        int | None, typer.Option(help="Most candidates to select (and walk).", min=1)
-    ] = None,
-    instances: Annotated[
-        int | None,
-        typer.Option(
-            help="Build until this many instances are accepted, walking the candidates in "
-            "their seeded, month-stratified order (see `inspire plan`).",
-            min=1,
-        ),
-    ] = None,
+    limit: LimitOption = None,
+    instances: InstancesOption = None,
     label: Annotated[str | None, typer.Option(help="A label for the version.")] = None,
-    runner: Annotated[
-        str | None,
-        typer.Option(
-            help="Where lineage's chunks run: local (this process) or dask (Dask workers; "
-            "the dask extra). Default: $INSPIRE_RUNNER, else local."
-        ),
-    ] = None,
-    dask_address: Annotated[
-        str | None,
-        typer.Option(
-            help="A running Dask scheduler (tcp://host:8786, tls://…) for --runner dask; "
-            "without one, a LocalCluster starts on the pinned INSPIRE_DASK_* ports."
-        ),
-    ] = None,
-    apply_reviews: Annotated[
-        bool,
-        typer.Option(
-            "--apply-reviews",
-            help="Run no step: write the split's latest version again with the curators' "
-            "reviews (inspire review serve) applied, as a new version.",
-            metavar="",
-        ),
-    ] = False,
+    runner: RunnerOption = None,
+    dask_address: DaskAddressOption = None,
+    apply_reviews: ApplyReviewsOption = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Run the build-split flow in this process and print the version it wrote."""

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from inspire_build.models import TargetOutcome
-
-# Before anything is measured: the share of candidates that become instances (the sandbox's
-# demo accepts about half, once thin windows are left out), weighed as this many candidates.
+# Before anything is measured: the share of candidates that become instances, weighed as this
+# many candidates. A constant: an earlier build's yield would make the walk, and so the
+# version, depend on the warehouse's history.
 PRIOR_YIELD, PRIOR_WEIGHT = 0.5, 4
 LOWEST_YIELD = 0.02  # a round is at most 1 / this times the instances still needed
 
@@ -28,7 +27,7 @@ LOWEST_YIELD = 0.02  # a round is at most 1 / this times the instances still nee
 class Walk:
     order: Sequence[str]  # the selected candidates, in selection order
     wanted: int | None  # instances to reach; None: every candidate in one round
-    prior: float = PRIOR_YIELD  # an earlier version's measured yield, when there is one
+    prior: float = PRIOR_YIELD
     taken: int = 0  # candidates handed out
     resolved: list[str] = dataclasses.field(default_factory=list)  # with lineage, in order
     accepted: list[str] = dataclasses.field(default_factory=list)  # in order
@@ -78,11 +77,3 @@ class Walk:
     def short(self) -> int:
         """Instances the candidates ran out before reaching (0: none missing)."""
         return 0 if self.wanted is None else max(0, self.wanted - len(self.accepted))
-
-
-def measured_yield(outcomes: Mapping[str, int]) -> float | None:
-    """The yield an earlier build of the split measured: its accepted targets per candidate it
-    reached, from the count of each outcome in ``targets`` (None: it reached none)."""
-    unreached = {TargetOutcome.SELECTED.value, TargetOutcome.OVER_LIMIT.value}
-    reached = sum(n for outcome, n in outcomes.items() if outcome not in unreached)
-    return outcomes.get(TargetOutcome.ACCEPTED.value, 0) / reached if reached else None

@@ -13,17 +13,20 @@ from typing import Any
 
 import duckdb
 
-from inspire_build import boundary_store, gold, lineage_rows, resolve, splits, warehouse
+from inspire_build import boundary_store, gold, lineage_rows, plan, resolve, splits, warehouse
 from inspire_build.bulk_source import BulkSource
 from inspire_build.classify import TargetLineage
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
+from inspire_build.grading import estimate_tokens
 from inspire_build.http import HttpClient
-from inspire_build.instances import PRIOR_YIELD, Walk, measured_yield
+from inspire_build.instances import PRIOR_YIELD, Walk
 from inspire_build.llm import LLM
 from inspire_build.models import Paper, TargetStatus
 from inspire_build.selection import Selection, select_targets
 from inspire_build.tables import lineage as lineage_table
+from inspire_build.tables import plan_inputs
+from inspire_build.templates import load_prompts
 
 # The steps' names, in order; `inspire build` draws a progress bar for each.
 SELECT, LINEAGE, LLM_STEPS, WRITE = (
@@ -151,6 +154,46 @@ def write(
     return splits.write_version(con, settings, split, label, targets)
 
 
+def plan_of(
+    con: duckdb.DuckDBPyConnection, settings: Settings, split: str, works: Sequence[Paper]
+) -> plan.Plan:
+    """The plan for building ``split`` from ``works``, its candidates in the walk's order: an
+    earlier build's measured figures where the warehouse holds one, else the priors."""
+    config = settings.split(split)
+    works = works[: config.limit] if config.limit else works
+    candidates = [
+        plan.Candidate(
+            w.reference_count or len(w.referenced_works or ()),
+            estimate_tokens(f"{w.title or ''} {w.abstract or ''}"),
+        )
+        for w in works
+    ]
+    model = "rules-v1" if settings.llm_backend == "rules" else settings.llm_model
+    steps = plan_inputs.step_figures(con, settings.llm_backend, model)
+    readings = settings.grade_readings
+    profile = plan.measured(plan_inputs.target_figures(con, split), steps, readings)
+    limits = plan.Limits(
+        chunk_size=settings.chunk_size,
+        first_chunk=max(1, settings.chunk_size // 5) if settings.llm_backend == "openai" else None,
+        brief_attempts=settings.brief_attempts,
+        grade_readings=readings,
+        grade_part_tokens=settings.grade_part_tokens,
+        searches=True,
+        rates={
+            "openalex": settings.openalex_rps,
+            "s2": settings.s2_rps,
+            "arxiv": 1 / max(settings.arxiv_interval_s, 1e-3),
+        },
+        llm_concurrency=settings.llm_concurrency,
+        llm_latency_s=plan.mean_latency(steps) or plan.PRIOR_LATENCY_S,
+        llm_rpm=settings.llm_rpm,
+        llm_tpm=settings.llm_tpm,
+        price=settings.llm_prices.get(settings.llm_model),
+    )
+    sizes = {name: estimate_tokens(p.source) for name, p in load_prompts().items()}
+    return plan.estimate(candidates, config.instances, sizes, limits, profile or plan.Profile())
+
+
 def check_sources(settings: Settings, split: str | None = None) -> None:
     """Refuse, before any request, a build that cannot reach its sources (the real OpenAlex
     without a key) or would build a whole window from them (``split`` with neither a limit nor
@@ -180,12 +223,11 @@ def accepted_of(resolved: list[str], verdicts: Sequence[gold.Verdict]) -> list[s
     return [target for target, verdict in pairs if verdict.status is TargetStatus.ACCEPTED]
 
 
-def start_walk(con: duckdb.DuckDBPyConnection, settings: Settings, selection: Selection) -> Walk:
+def start_walk(settings: Settings, selection: Selection) -> Walk:
     """The walk over the selected candidates: a round of all of them, or, with the split's
-    ``instances``, rounds sized from the yield (an earlier build's, before one is measured)."""
-    wanted = settings.split(selection.split).instances
-    prior = measured_yield(lineage_table.target_outcomes(con, selection.split))
-    return Walk(selection.selected, wanted, prior or PRIOR_YIELD)
+    ``instances``, rounds sized from the yield measured so far. Its prior is a constant, never
+    an earlier build's yield: the same config must walk the same candidates in any warehouse."""
+    return Walk(selection.selected, settings.split(selection.split).instances, PRIOR_YIELD)
 
 
 def end_walk(con: duckdb.DuckDBPyConnection, selection: Selection, walk: Walk) -> list[str]:
@@ -216,7 +258,7 @@ def build_split(
     chunk's LLM steps starting beside the next chunk's lineage, as in the flow; write one split
     version and return its row."""
     selection, memo = select(client, con, settings, split, limit), resolve.Memo()
-    walk, llm = start_walk(con, settings, selection), gold.make_llm(settings, con)
+    walk, llm = start_walk(settings, selection), gold.make_llm(settings, con)
     while part := walk.next_round():
         with gold.Steps(llm, con, settings, len(walk.resolved), client) as steps:
             resolved, started = [], []

@@ -3,21 +3,15 @@ they live in flows/commands.py, which the CLI finds through an entry point.)"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from inspire_build import (
-    warehouse,
-)
-from inspire_build.errors import InputError
-from inspire_build.ids import parse_any_id
-from inspire_build.sources import make_client
-
-if TYPE_CHECKING:
-    pass
+from inspire_build import plan, warehouse
 from inspire_build.cli.common import (
+    JsonOption,
     WarehouseOption,
     _check_output_folder,
     _check_split,
@@ -27,6 +21,9 @@ from inspire_build.cli.common import (
     gold_app,
     out,
 )
+from inspire_build.errors import InputError
+from inspire_build.ids import parse_any_id
+from inspire_build.sources import make_client
 
 
 @gold_app.command("make")
@@ -99,3 +96,32 @@ def export_command(
     for name, digest in hashes.items():
         print(f"{digest}  {name}")
     out.print((out_dir / "dataset_card.md").read_text(encoding="utf-8"))
+
+
+@app.command("plan")
+def plan_command(
+    ctx: typer.Context,
+    split: Annotated[str, typer.Option(help="The split to plan (train, eval).")] = "eval",
+    instances: Annotated[
+        int | None, typer.Option(help="The instances the build would walk to.", min=1)
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Most candidates to select.", min=1)] = None,
+    as_json: JsonOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """Before anything is spent: the candidates, the HTTP calls, the LLM calls, tokens and cost,
+    and the wall time a build would take. Lists the candidates (kept in the raw store, so the
+    build asks no listing twice); makes no LLM call."""
+    from inspire_build import pipeline, selection
+
+    _check_split(ctx, split)
+    root: _Context = ctx.obj
+    settings = root.settings.overridden(split, limit=limit, instances=instances)
+    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path, create=True)) as con:
+        works, _ = selection.listing(make_client(settings, con), con, settings, split)
+        planned = pipeline.plan_of(con, settings, split, works)
+    if as_json:
+        print(json.dumps(planned.figures()))
+        return
+    for line in plan.lines(planned, settings.llm_model):
+        out.print(line)

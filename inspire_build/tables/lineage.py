@@ -91,14 +91,6 @@ def id_spellings(con: duckdb.DuckDBPyConnection, paper_id: str) -> set[str]:
     return {paper_id, *(str(spelling) for (spelling,) in rows)}
 
 
-def target_outcomes(con: duckdb.DuckDBPyConnection, split: str) -> dict[str, int]:
-    """outcome -> how many of the split's targets have it."""
-    rows = con.execute(
-        "SELECT outcome, count(*) FROM targets WHERE split = ? GROUP BY 1", [split]
-    ).fetchall()
-    return {str(outcome): int(count) for outcome, count in rows}
-
-
 def mark_over_count(
     con: duckdb.DuckDBPyConnection, split: str, target_ids: list[str], reason: str
 ) -> None:

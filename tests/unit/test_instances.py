@@ -2,7 +2,7 @@
 
 import pytest
 
-from inspire_build.instances import Walk, measured_yield
+from inspire_build.instances import Walk
 
 ORDER = [f"t{i}" for i in range(10)]
 
@@ -53,12 +53,6 @@ def test_a_walk_that_accepts_nothing_asks_for_bounded_rounds() -> None:
     walk.record([], [])
     # yield (0 + 2) / (4 + 4) = 0.25: 2 / 0.25 = 8
     assert len(walk.next_round()) == 8
-
-
-def test_measured_yield_counts_only_the_candidates_a_build_reached() -> None:
-    outcomes = {"accepted": 3, "over_limit": 5, "selected": 2, "no_references_found": 1}
-    assert measured_yield(outcomes) == 0.75
-    assert measured_yield({"over_limit": 4}) is None
 
 
 def test_a_build_from_the_real_openalex_needs_a_size() -> None:
