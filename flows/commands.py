@@ -117,11 +117,21 @@ def audit_command(
         list[str] | None,
         typer.Argument(help="Splits to audit (default: each configured split with a version)."),
     ] = None,
+    llm_backend: Annotated[
+        str | None,
+        typer.Option(help="Judge with this backend (default: the one that built the version)."),
+    ] = None,
+    llm_model: Annotated[
+        str | None,
+        typer.Option(help="Judge with this model (default: the one that built the version)."),
+    ] = None,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Re-run the leakage audit on each split's latest version; exit 1 if an instance fails.
 
-    Without names, a split with no version yet is named and skipped."""
+    Without names, a split with no version yet is named and skipped. The model that built a
+    version judges it; a shell whose INSPIRE_LLM_BACKEND/_MODEL name another is refused unless
+    --llm-backend/--llm-model say so."""
     from flows import console
 
     for name in splits_to_audit or []:
@@ -134,6 +144,6 @@ def audit_command(
 
         console.take_sigterm()
         console.one_line_errors_in_prefect_console()
-        code = audit_main(splits_to_audit or [], path)
+        code = audit_main(splits_to_audit or [], path, (llm_backend, llm_model))
     if code:
         raise typer.Exit(code)

@@ -2,7 +2,8 @@
 backend: `inspire plan --json` prints one object; `inspire build --instances 25` writes exactly
 25 instances; the HTTP and LLM requests the sandbox counted fall within 35% of the plan's; the
 same config rebuilt at another LLM concurrency gives the same version, asking the model again
-only what it refused or answered invalidly."""
+only what it refused or answered invalidly; `inspire audit` in a shell with no LLM settings
+judges with the build's model and writes no call of another backend."""
 
 from __future__ import annotations
 
@@ -80,6 +81,13 @@ def test_a_build_planned_and_counted_in_instances(tmp_path: Path, prefect_api: s
         assert again.split(":")[0] == version
         # the rerun asked the model again only what it refused or answered invalidly
         assert failures is not None and counted(base)[1] - before[1] - llm <= failures[0]
+        # The audit, in a shell with no LLM settings, judges with the build's model: it names
+        # it, and writes no call of another backend (its checks are in the build's call log).
+        bare = {k: v for k, v in env.items() if not k.startswith("INSPIRE_LLM_")}
+        audited = run_inspire("audit", "eval", env=bare, timeout=900)
+        report = audited.stdout + audited.stderr
+        assert audited.returncode in (0, 1) and "Traceback" not in report, report[-3000:]
+        assert "judged by openai sandbox-gpt (the build's)" in report
     con = duckdb.connect(str(warehouse), read_only=True)
     instances = con.execute(
         "SELECT count(*) FROM instances WHERE version_id = ?", [version]
@@ -89,7 +97,9 @@ def test_a_build_planned_and_counted_in_instances(tmp_path: Path, prefect_api: s
         "count(*) FILTER (WHERE reason LIKE 'not reached: over%'), count(*) "
         "FROM targets WHERE split = 'eval'"
     ).fetchone()
+    backends = con.execute("SELECT DISTINCT backend FROM llm_calls").fetchall()
     con.close()
+    assert backends == [("openai",)]
     assert instances == (WANTED,)
     assert over is not None and over[1] > 0  # the walk stopped well before the last candidate
     assert re.match(r"eval-\w+$", version)

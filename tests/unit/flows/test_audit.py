@@ -100,3 +100,36 @@ def test_the_audit_judges_with_the_model_that_built_the_version(
     lines = _audit(monkeypatch, path, boundary_ok=True)  # the shell says rules
     assert built == ["openai"]
     assert lines[1] == "judged by openai sandbox-gpt (the build's)"
+
+
+def test_a_shell_naming_another_model_is_refused_unless_asked_for(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from inspire_build.config import get_settings
+    from inspire_build.errors import InputError
+
+    path = tmp_path / "w.duckdb"
+    with warehouse.open_warehouse(path) as con:
+        plant(con)
+        con.execute(
+            "UPDATE split_versions SET models = ? WHERE version_id = ?",
+            ['{"backend": "openai", "llm": "sandbox-gpt"}', VERSION],
+        )
+        monkeypatch.setenv("INSPIRE_LLM_BACKEND", "rules")
+        get_settings.cache_clear()
+        shell = Settings(warehouse=path, llm_backend="rules")  # type: ignore[arg-type]
+        with pytest.raises(InputError, match="built with openai sandbox-gpt.*INSPIRE_LLM_BACKEND"):
+            flows.audit.judging(con, shell, VERSION, (None, None))
+        chosen, whose = flows.audit.judging(con, shell, VERSION, ("rules", None))
+        assert (chosen.llm_backend, whose) == ("rules", "given on the command line")
+        with pytest.raises(InputError, match="--llm-backend"):
+            flows.audit.judging(con, shell, VERSION, ("bogus", None))
+        monkeypatch.delenv("INSPIRE_LLM_BACKEND")
+        get_settings.cache_clear()
+        chosen, whose = flows.audit.judging(con, shell, VERSION, (None, None))
+        assert (chosen.llm_backend, chosen.llm_model, whose) == (
+            "openai",
+            "sandbox-gpt",
+            "the build's",
+        )
+    get_settings.cache_clear()
