@@ -52,3 +52,10 @@ class Cancelled(InspireError):
 
 class LLMError(InspireError):
     """An LLM call failed for good."""
+
+
+class BudgetExceeded(InspireError):
+    """The next LLM call would pass the build's budget (``INSPIRE_LLM_BUDGET_USD``): it is not
+    made, and the build stops with what it did kept in the call log, so a rerun with a larger
+    budget resumes. Not an :class:`LLMError`, which is one target's failure: no target can go
+    on."""

@@ -7,6 +7,7 @@ ends accepted or rejected with a reason, and a target whose briefs all leak is e
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
@@ -28,7 +29,7 @@ from inspire_build.config import Settings
 from inspire_build.errors import Cancelled, InputError, LLMError
 from inspire_build.grading import DECIDING, Graded, grade_references, withheld
 from inspire_build.http import HeldResponses, HttpClient
-from inspire_build.llm import LLM, Deferred, Later
+from inspire_build.llm import LLM, Deferred, Later, uses_of
 from inspire_build.llm_limits import CallLimiter, InFlight
 from inspire_build.llm_rules import RULES
 from inspire_build.models import (
@@ -42,7 +43,7 @@ from inspire_build.models import (
 )
 from inspire_build.tables import cutoffs as cutoffs_table
 from inspire_build.tables import lineage as lineage_table
-from inspire_build.tables import llm_log, versions
+from inspire_build.tables import llm_ledger, llm_log, versions
 from inspire_build.text import content_words
 
 if TYPE_CHECKING:
@@ -358,6 +359,10 @@ class Steps:
             self._stopped = True
             self._corpus.set()
         self._pool.shutdown(wait=True, cancel_futures=True)
+        # Answers of targets never stored (a budget's stop): paid for, so kept; a warehouse that
+        # cannot be written (a full disk) keeps none, and a rerun asks them again.
+        with contextlib.suppress(duckdb.Error):
+            self.llm.keep_unwritten(self.con)
         self._root.close()
 
 
@@ -544,10 +549,12 @@ def _grade(llm: LLM, inputs: Inputs, attempts: int, grading: Later[dict[str, Gra
 
 def write(con: duckdb.DuckDBPyConnection, records: Records) -> None:
     """A target's records in one transaction: a kill loses at most this target's work, call log
-    included, and one commit costs less than a dozen."""
+    included, and one commit costs less than a dozen. The calls it used go to the cost ledger
+    under the build that is running (none outside a build)."""
     target_id = records.verdict.target_id
     with warehouse.transaction(con):
         llm_log.write(con, records.calls)
+        llm_ledger.record_uses(con, target_id, uses_of(records.calls))
         warehouse.upsert(con, "raw_http", records.responses, ["request_key"])
         if records.drafts is not None:
             briefs = records.drafts.rows

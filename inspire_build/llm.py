@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 import duckdb
 import pydantic
 
+from inspire_build import llm_budget
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError, LLMError
 from inspire_build.llm_limits import CallLimiter, InFlight, Slots
@@ -120,7 +121,7 @@ class CallRecord:
     tokens_in: int
     tokens_out: int
     latency_ms: float
-    cost_usd: float
+    cost_usd: float | None  # None: the model has no price (llm_budget)
 
     @property
     def call_key(self) -> str:
@@ -141,8 +142,14 @@ def schema_text(model: type[pydantic.BaseModel]) -> str:
 def estimate_tokens(messages: list[dict[str, str]]) -> int:
     """A call's tokens for the limiter, before the server counts them: about 4/3 a word, plus
     room for the answer."""
+    return sum(estimated_usage(messages))
+
+
+def estimated_usage(messages: list[dict[str, str]]) -> tuple[int, int]:
+    """A call's (input, output) tokens before the server counts them: about 4/3 a word of the
+    prompt, and an answer's allowance."""
     words = sum(len(m["content"].split()) for m in messages)
-    return words * 4 // 3 + ANSWER_TOKENS
+    return words * 4 // 3, ANSWER_TOKENS
 
 
 ANSWER_TOKENS = 1000  # what a structured answer is budgeted, as providers count max_tokens
@@ -184,6 +191,29 @@ class _Asked(NamedTuple):
     step: str  # what the call is for, which sets its urgency: the prompt's name unless told
 
 
+class Use(NamedTuple):
+    """One call a target's steps used: asked of the backend, or ``cached`` (answered from the
+    call log, or from a twin target's call), for ``step`` (the prompt, or grade_deciding)."""
+
+    call_key: str
+    step: str
+    cached: bool
+
+
+class Journal(list[dict[str, Any]]):
+    """A target's new call-log rows (:meth:`LLM.journal`), and in ``uses`` every call its steps
+    used, the answers from the log included: the cost ledger's rows (``llm_call_uses``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.uses: list[Use] = []
+
+
+def uses_of(calls: Sequence[dict[str, Any]]) -> list[Use]:
+    """The calls a target used, where ``calls`` is its journal (else none are known)."""
+    return list(calls.uses) if isinstance(calls, Journal) else []
+
+
 class LLM:
     """Structured LLM calls through one backend, logged and cached in ``llm_calls``."""
 
@@ -198,9 +228,14 @@ class LLM:
         slots: InFlight | None = None,
         limiter: CallLimiter | None = None,
     ) -> None:
+        llm_budget.check(settings)  # a budget for a model with no price: refused before any call
         self.settings = settings
         self.backend = settings.llm_backend
         self.model = RULES_MODEL if self.backend == "rules" else settings.llm_model
+        self.prices = llm_budget.prices_of(settings, self.backend, self.model)
+        # What this build may spend and has spent, over every thread (a Dask worker: its own).
+        self.budget = llm_budget.Budget(settings.llm_budget_usd)
+        self._batch_held: dict[str, float] = {}  # batch requests' estimates, until answered
         self.prompts = load_prompts()
         self._con = con
         self._lock = threading.Lock()
@@ -303,6 +338,7 @@ class LLM:
             try:
                 if validate is not None:
                     validate(answer)
+                self._used(Use(key, step, cached=True))
                 return answer
             except ValueError:
                 # A logged answer that fails today's check (a batch's answer is checked only
@@ -311,8 +347,10 @@ class LLM:
                 self.direct.add(key)
         if self.collecting and self.backend == "openai" and key not in self.direct:
             body = self.request_body(text, output_model)
+            self._hold_for_batch(key, body["messages"])
             self.pending[key] = (body, output_model, prompt_name, input_hash)
             raise Deferred(f"{prompt_name} waits for the next batch")
+        self.budget.settle(self._batch_held.pop(key, 0.0), 0.0)  # a batch left it: asked here
         started = time.perf_counter()
         if self.backend == "rules":
             try:  # the rules have no repair retry: an answer that does not fit is final
@@ -333,9 +371,11 @@ class LLM:
                 self._log(
                     self._record(prompt_name, input_hash, failed, error.tokens, spent), status
                 )
+                self._used(Use(key, step, cached=False))
                 raise
         latency = (time.perf_counter() - started) * 1000
         self.record(key, answer, prompt_name, input_hash, tokens, latency)
+        self._used(Use(key, step, cached=False))
         return answer
 
     def _rules_answer(self, name: str, context: Mapping[str, Any], model: type[Output]) -> Output:
@@ -404,14 +444,55 @@ class LLM:
     def _parse(
         self, messages: list[dict[str, str]], model: type[Output], urgency: tuple[int, ...] = ()
     ) -> Any:
-        """One chat call in its turn under the limits (``CallLimiter``). A 429 that outlasts the
-        client's own retries waits as the server asks and asks again, without failing the
-        target, until ``llm_rate_wait_max_s`` of waiting is spent."""
+        """One chat call in its turn under the limits (``CallLimiter``) and the budget, its answer
+        parsed. A 429 that outlasts the client's own retries waits as the server asks and asks
+        again, without failing the target, until ``llm_rate_wait_max_s`` of waiting is spent."""
         import openai
 
-        waited, estimate = 0.0, estimate_tokens(messages)
+        raw = self._paid(messages, model, urgency)
+        try:
+            if self.settings.llm_response_format == "json_schema":
+                return raw.parse()
+            # json_object: the answer is checked against the model here, as parse() does
+            from openai.lib._parsing._completions import parse_chat_completion
+
+            return parse_chat_completion(
+                response_format=model, input_tools=openai.omit, chat_completion=raw.parse()
+            )
+        except ValueError as error:  # pydantic's ValidationError, or not JSON at all
+            raise _Unreadable(_problem(error), _usage(raw)) from error
+
+    def _paid(
+        self, messages: list[dict[str, str]], model: type[Output], urgency: tuple[int, ...]
+    ) -> Any:
+        """The raw answer of one chat call, its estimated cost held against the budget while
+        it is asked (refused with BudgetExceeded if it would pass it), then its cost counted."""
+        estimate = estimated_usage(messages)
+        held = self._cost(estimate) or 0.0  # unpriced: only without a budget (llm_budget.check)
+        cost = 0.0
+        self.budget.reserve(held, self.calls_made)
+        try:
+            raw = self._sent(messages, model, urgency, sum(estimate))
+            reported = _usage(raw)
+            cost = self._cost(reported if any(reported) else estimate) or 0.0
+        finally:
+            self.budget.settle(held, cost)
+        return raw
+
+    def _sent(
+        self,
+        messages: list[dict[str, str]],
+        model: type[Output],
+        urgency: tuple[int, ...],
+        tokens: int,
+    ) -> Any:
+        """One chat call in its turn under the limits; a 429 waits as the server asks (see
+        :meth:`_parse`)."""
+        import openai
+
+        waited = 0.0
         while True:
-            waited += self.limiter.acquire(estimate)
+            waited += self.limiter.acquire(tokens)
             try:
                 with self.slots.held(urgency):
                     raw = self._send(messages, model)
@@ -422,17 +503,7 @@ class LLM:
                     raise
                 continue
             self.limiter.heard(raw.headers)
-            try:
-                if self.settings.llm_response_format == "json_schema":
-                    return raw.parse()
-                # json_object: the answer is checked against the model here, as parse() does
-                from openai.lib._parsing._completions import parse_chat_completion
-
-                return parse_chat_completion(
-                    response_format=model, input_tools=openai.omit, chat_completion=raw.parse()
-                )
-            except ValueError as error:  # pydantic's ValidationError, or not JSON at all
-                raise _Unreadable(_problem(error), _usage(raw)) from error
+            return raw
 
     def _send(self, messages: list[dict[str, str]], model: type[Output]) -> Any:
         """The raw chat call: a strict JSON schema (``json_schema``), or for servers without
@@ -511,10 +582,13 @@ class LLM:
             prompt_name, input_hash, answer.model_dump(mode="json"), tokens, latency_ms
         )
         if batch:
-            cost = record.cost_usd * self.settings.llm_batch_price_factor
+            factor = self.settings.llm_batch_price_factor
+            cost = llm_budget.cost_usd(self.prices, tokens, factor)
             record = dataclasses.replace(record, cost_usd=cost)
         if record.call_key != key:
             raise LLMError(f"batch answer {key[:12]} does not match its request")
+        if batch:  # a direct call was counted as it returned (_paid)
+            self.budget.settle(self._batch_held.pop(key, 0.0), record.cost_usd or 0.0)
         with self._lock:
             self.calls_made += 1
         self._log(record)
@@ -541,26 +615,41 @@ class LLM:
             self._cost(tokens),
         )
 
-    def _cost(self, tokens: tuple[int, int]) -> float:
-        prices = self.settings.llm_prices.get(self.model)
-        if prices is None:
-            return 0.0
-        return (tokens[0] * prices[0] + tokens[1] * prices[1]) / 1_000_000
+    def _cost(self, tokens: tuple[int, int]) -> float | None:
+        """What ``tokens`` cost at the model's price; None for a model with no price."""
+        return llm_budget.cost_usd(self.prices, tokens)
+
+    def _hold_for_batch(self, key: str, messages: list[dict[str, str]]) -> None:
+        """Hold a batch request's estimated cost (at the batch price) against the budget until
+        its answer is recorded, once however many rounds it waits (refused if it would pass)."""
+        if key in self._batch_held:
+            return
+        factor = self.settings.llm_batch_price_factor
+        held = llm_budget.cost_usd(self.prices, estimated_usage(messages), factor) or 0.0
+        self.budget.reserve(held, self.calls_made)
+        self._batch_held[key] = held
+
+    def _used(self, use: Use) -> None:
+        """Inside journal(): note a call the target's steps used, for the cost ledger."""
+        journal = getattr(self._local, "rows", None)
+        if isinstance(journal, Journal):
+            journal.uses.append(use)
 
     @contextlib.contextmanager
     def journal(
         self,
         reader: duckdb.DuckDBPyConnection,
-        rows: list[dict[str, Any]] | None = None,
+        rows: Journal | None = None,
         rank: int = 0,
-    ) -> Iterator[list[dict[str, Any]]]:
-        """Keep this thread's new call-log rows in the yielded list (``rows``, else a new one)
-        instead of writing them, and read the log through ``reader`` (a cursor of this thread's
-        own): the caller writes the rows with the results they led to, in one transaction
-        (``llm_log.write``). ``rank`` is the target's place in the build: of two calls of equal
-        urgency waiting for a slot, the earlier target's goes first."""
+    ) -> Iterator[Journal]:
+        """Keep this thread's new call-log rows in the yielded :class:`Journal` (``rows``, else a
+        new one) instead of writing them, with every call used, and read the log through
+        ``reader`` (a cursor of this thread's own): the caller writes the rows with the results
+        they led to, in one transaction (``llm_log.write``). ``rank`` is the target's place in
+        the build: of two calls of equal urgency waiting for a slot, the earlier target's goes
+        first."""
         local = self._local
-        local.rows, local.reader, local.rank = ([] if rows is None else rows), reader, rank
+        local.rows, local.reader, local.rank = (Journal() if rows is None else rows), reader, rank
         try:
             yield local.rows
         finally:
@@ -634,6 +723,17 @@ class LLM:
         with self._lock:
             for key in keys:
                 self._shared.pop(key, None)
+
+    def keep_unwritten(self, con: duckdb.DuckDBPyConnection) -> int:
+        """Write to the log the answers of targets whose records were never written (a build
+        stopped by its budget, or by an error, while they ran): they were paid for, and a rerun
+        takes them from the log. Returns how many; call it once the targets' threads are done. A
+        budget's refusal then states the build's final spend and the calls kept."""
+        with self._lock:
+            rows, self._shared = list(self._shared.values()), {}
+        llm_log.write(con, rows)
+        self.budget.restate(self.calls_made)
+        return len(rows)
 
     def _logged(self, key: str) -> str | None:
         journal = getattr(self._local, "rows", None)

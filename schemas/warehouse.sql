@@ -48,7 +48,9 @@ CREATE TABLE instances(version_id VARCHAR, instance_id VARCHAR, target_id VARCHA
 
 CREATE TABLE llm_batches(batch_id VARCHAR PRIMARY KEY, status VARCHAR NOT NULL, input_file_id VARCHAR NOT NULL, output_file_id VARCHAR, requests INTEGER NOT NULL, call_keys JSON NOT NULL, submitted_at TIMESTAMP WITH TIME ZONE NOT NULL, finished_at TIMESTAMP WITH TIME ZONE);
 
-CREATE TABLE llm_calls(call_key VARCHAR PRIMARY KEY, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, prompt_name VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, input_hash VARCHAR NOT NULL, output JSON NOT NULL, tokens_in INTEGER DEFAULT(0) NOT NULL, tokens_out INTEGER DEFAULT(0) NOT NULL, latency_ms DOUBLE DEFAULT(0) NOT NULL, cost_usd DOUBLE DEFAULT(0) NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR DEFAULT('answered'));
+CREATE TABLE llm_call_uses(call_key VARCHAR, run_id VARCHAR, split VARCHAR NOT NULL, target_id VARCHAR, step VARCHAR, cached BOOLEAN NOT NULL, used_at TIMESTAMP WITH TIME ZONE NOT NULL, PRIMARY KEY(call_key, run_id, target_id, step));
+
+CREATE TABLE llm_calls(call_key VARCHAR PRIMARY KEY, backend VARCHAR NOT NULL, model VARCHAR NOT NULL, prompt_name VARCHAR NOT NULL, prompt_hash VARCHAR NOT NULL, input_hash VARCHAR NOT NULL, output JSON NOT NULL, tokens_in INTEGER DEFAULT(0) NOT NULL, tokens_out INTEGER DEFAULT(0) NOT NULL, latency_ms DOUBLE DEFAULT(0) NOT NULL, cost_usd DOUBLE, created_at TIMESTAMP WITH TIME ZONE NOT NULL, status VARCHAR DEFAULT('answered'));
 
 CREATE TABLE paper_ids(scheme VARCHAR, "value" VARCHAR, paper_id VARCHAR NOT NULL, "source" VARCHAR NOT NULL, PRIMARY KEY(scheme, "value"));
 
@@ -77,6 +79,8 @@ CREATE TABLE version_grades(version_id VARCHAR, target_id VARCHAR, paper_id VARC
 CREATE VIEW eval_latest AS SELECT i.* FROM instances AS i INNER JOIN latest_split_versions AS v USING (version_id) WHERE (v.split = 'eval');
 
 CREATE VIEW latest_split_versions AS SELECT * EXCLUDE (rank_in_split) FROM (SELECT *, row_number() OVER (PARTITION BY split ORDER BY written_at DESC, created_at DESC, version_id DESC) AS rank_in_split FROM split_versions) WHERE (rank_in_split = 1);
+
+CREATE VIEW llm_ledger AS SELECT u.run_id, u.split, r.version_id, v."label" AS version_label, r.status AS run_status, u.target_id, u.step, u.call_key, u.cached, c.backend, c.model, c.status AS call_status, c.tokens_in, c.tokens_out, c.cost_usd, CASE  WHEN ((row_number() OVER (PARTITION BY u.call_key ORDER BY u.used_at, u.run_id, u.target_id, u.step) = 1)) THEN (c.cost_usd) ELSE 0 END AS paid_usd, (c.cost_usd IS NOT NULL) AS priced, u.used_at FROM llm_call_uses AS u INNER JOIN llm_calls AS c USING (call_key) INNER JOIN build_runs AS r USING (run_id) LEFT JOIN split_versions AS v ON ((v.version_id = r.version_id));
 
 CREATE VIEW train_latest AS SELECT i.* FROM instances AS i INNER JOIN latest_split_versions AS v USING (version_id) WHERE (v.split = 'train');
 

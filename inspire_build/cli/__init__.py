@@ -75,6 +75,7 @@ add_entry_point_commands(app, entry_points(group=COMMANDS_GROUP))
 
 from inspire_build.cli import (  # noqa: E402, F401  (each registers its commands on the app)
     building,
+    cost,
     environment,
     evaluation,
     fetching,

@@ -26,12 +26,15 @@ def write(con: duckdb.DuckDBPyConnection, rows: Sequence[dict[str, Any]]) -> Non
 
 
 def usage(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Calls, tokens, cost and mean latency per step (prompt), backend and model."""
+    """Calls, tokens, cost and mean latency per step (prompt), backend and model; the cost of a
+    model with no price is unknown (NULL), and its calls are counted in ``unpriced_calls``."""
     return warehouse.dicts(
         con,
         "SELECT prompt_name AS step, backend, model, count(*) AS calls, "
         "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, "
-        "round(sum(cost_usd), 6) AS cost_usd, round(avg(latency_ms), 1) AS mean_latency_ms "
+        "round(sum(cost_usd), 6) AS cost_usd, "
+        "count(*) FILTER (WHERE cost_usd IS NULL) AS unpriced_calls, "
+        "round(avg(latency_ms), 1) AS mean_latency_ms "
         "FROM llm_calls GROUP BY ALL ORDER BY step, backend, model",
     )
 

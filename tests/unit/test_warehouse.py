@@ -18,6 +18,7 @@ EXPECTED_TABLES = {
     "_migrations",
     "raw_http",
     "llm_calls",
+    "llm_call_uses",
     "papers",
     "paper_ids",
     "references",
