@@ -149,12 +149,14 @@ def build_split(
     runner: str | None = None,
     dask_address: str | None = None,
     apply_reviews: bool = False,
+    llm_budget_usd: float | None = None,
 ) -> Any:
     """Build one split version end to end and return its row (into ``warehouse_path``, else
     the configured warehouse); a :class:`Cancelled` build ends its flow run Cancelled.
     ``runner="dask"`` resolves the lineage chunks on Dask workers (at ``dask_address``, else on
     a LocalCluster). ``instances`` builds until that many are accepted (``limit`` caps the
-    candidates it may walk). ``apply_reviews`` runs no step: it writes the split's latest
+    candidates it may walk); ``llm_budget_usd`` stops it before a call would spend more.
+    ``apply_reviews`` runs no step: it writes the split's latest
     version again with the curators' standing reviews applied, as a new version."""
     logger = get_run_logger()
     settings = get_settings().overridden(
@@ -169,6 +171,7 @@ def build_split(
         chunk_size=chunk_size,
         runner=runner,
         dask_address=dask_address,
+        llm_budget_usd=llm_budget_usd,
     )
     if not apply_reviews:  # a configuration error fails at once, before any request
         pipeline.check_sources(settings, split)
@@ -248,7 +251,7 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
         _round(logger, con, client, settings, selection, walk, llm, part, shown)
     notes = pipeline.end_walk(con, selection, walk)
     made = {source: stats.network for source, stats in client.stats.items()}
-    for line in plan.actual_lines(planned, made, llm.calls_made):
+    for line in plan.actual_lines(planned, made, llm.calls_made, llm.budget.spent_usd):
         logger.info(f"made: {line}")
     stages.advance(WRITE, 0, 1)
     version: dict[str, Any] = write_version(con, settings, split, label, walk.kept)

@@ -57,6 +57,17 @@ ApplyReviewsOption = Annotated[
 ]
 
 
+BudgetOption = Annotated[
+    float | None,
+    typer.Option(
+        "--llm-budget-usd",
+        help="Stop before an LLM call would spend more than this (USD); a rerun resumes. "
+        "Default: $INSPIRE_LLM_BUDGET_USD, else none.",
+        min=0,
+    ),
+]
+
+
 def build(
     ctx: typer.Context,
     split: Annotated[str, typer.Option(help="The split to build (train, eval).")] = "eval",
@@ -66,6 +77,7 @@ def build(
     runner: RunnerOption = None,
     dask_address: DaskAddressOption = None,
     apply_reviews: ApplyReviewsOption = False,
+    llm_budget_usd: BudgetOption = None,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Run the build-split flow in this process and print the version it wrote."""
@@ -79,7 +91,12 @@ def build(
             param_hint="--apply-reviews",
         )
     settings = get_settings().overridden(
-        split, limit=limit, instances=instances, runner=runner, dask_address=dask_address
+        split,
+        limit=limit,
+        instances=instances,
+        runner=runner,
+        dask_address=dask_address,
+        llm_budget_usd=llm_budget_usd,
     )
     if not apply_reviews:
         check_sources(settings, split)
@@ -103,6 +120,7 @@ def build(
                 runner=runner,
                 dask_address=dask_address,
                 apply_reviews=apply_reviews,
+                llm_budget_usd=llm_budget_usd,
                 return_state=True,
             )
         version = console.outcome(state)

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from inspire_build.errors import InputError
@@ -211,6 +211,17 @@ class Settings(BaseSettings):
             merged[name] = {**merged.get(name, {}), **override}
         return {**data, "splits": merged}
 
+    @field_validator("instance_key")
+    @classmethod
+    def _key_is_hex(cls, key: SecretStr | None) -> SecretStr | None:
+        """Checked with the rest of the settings, before a command creates or starts anything
+        (boundary.parse_key reads it); the message never holds the value."""
+        if key is not None and not re.fullmatch(
+            r"[0-9a-f]{64}", key.get_secret_value().strip().lower()
+        ):
+            raise ValueError("an instance key is 64 hex digits (as `inspire key export` prints it)")
+        return key
+
     def split(self, name: str) -> SplitConfig:
         """The named split's config, or a clear error listing the known names (in their
         configured order: the defaults, then any added by the environment)."""
@@ -234,6 +245,7 @@ class Settings(BaseSettings):
         chunk_size: int | None = None,
         runner: str | None = None,
         dask_address: str | None = None,
+        llm_budget_usd: float | None = None,
     ) -> Settings:
         """These settings with a flow's or a command's parameters over them (None: unchanged);
         ``limit`` and ``instances`` apply to ``split``. Validated as the environment's values
@@ -249,8 +261,9 @@ class Settings(BaseSettings):
                 ("chunk_size", chunk_size),
                 ("runner", runner),
                 ("dask_address", dask_address),
+                ("llm_budget_usd", llm_budget_usd),
             )
-            if value
+            if value is not None and value != ""
         }
         sizes = {k: v for k, v in (("limit", limit), ("instances", instances)) if v}
         if sizes and split:

@@ -13,7 +13,16 @@ from typing import Any
 
 import duckdb
 
-from inspire_build import boundary_store, gold, lineage_rows, plan, resolve, splits, warehouse
+from inspire_build import (
+    boundary_store,
+    gold,
+    lineage_rows,
+    llm_budget,
+    plan,
+    resolve,
+    splits,
+    warehouse,
+)
 from inspire_build.bulk_source import BulkSource
 from inspire_build.classify import TargetLineage
 from inspire_build.config import Settings
@@ -198,6 +207,7 @@ def check_sources(settings: Settings, split: str | None = None) -> None:
     """Refuse, before any request, a build that cannot reach its sources (the real OpenAlex
     without a key) or would build a whole window from them (``split`` with neither a limit nor
     a count of instances). A configuration error is said once, never retried."""
+    llm_budget.check(settings)  # a budget for a model with no price
     real_openalex = settings.openalex_url == Settings.model_fields["openalex_url"].default
     if settings.source_mode == "replay" or not real_openalex:
         return

@@ -280,7 +280,9 @@ def lines(planned: Plan, model: str) -> list[str]:
     ]
 
 
-def actual_lines(planned: Plan, http: Mapping[str, int], llm_calls: int) -> list[str]:
+def actual_lines(
+    planned: Plan, http: Mapping[str, int], llm_calls: int, spent_usd: float
+) -> list[str]:
     """What a build asked, beside what its plan said."""
 
     def beside(made: int, said: int) -> str:
@@ -290,4 +292,6 @@ def actual_lines(planned: Plan, http: Mapping[str, int], llm_calls: int) -> list
     return [
         f"HTTP calls: {beside(sum(http.values()), sum(planned.http_calls.values()))} ({by_source})",
         f"LLM calls: {beside(llm_calls, sum(planned.llm_calls.values()))}",
+        f"LLM cost: ${spent_usd:,.4f} spent"
+        + ("" if planned.llm_cost_usd is None else f", ${planned.llm_cost_usd:,.4f} planned"),
     ]

@@ -146,7 +146,7 @@ def sandbox_serve(
     config = server.SandboxConfig(seed=seed, time_scale=time_scale, fault_rate=faults, openai=llm)
     sock = local_server.bind(port)  # a busy port is one error, before any export line
     bound = sock.getsockname()[1]  # --port 0 picks a free one: print the port it picked
-    for line in server.env_lines(f"http://127.0.0.1:{bound}", time_scale):
+    for line in server.shell_lines(f"http://127.0.0.1:{bound}", time_scale):
         out.print(f"export {line}")
     server.serve(world_dir, config, sock)
 
@@ -156,8 +156,9 @@ def sandbox_env(
     port: Annotated[int, typer.Option(help="The sandbox's port on 127.0.0.1.")] = 8799,
     time_scale: Annotated[float, typer.Option(help="The sandbox's time scale.", min=0.01)] = 1.0,
 ) -> None:
-    """Print the INSPIRE_* variables that point the pipeline at a running sandbox."""
+    """Print the INSPIRE_* variables that point the pipeline at a running sandbox, its model
+    (the openai backend) included."""
     from inspire_build.sandbox import server
 
-    for line in server.env_lines(f"http://127.0.0.1:{port}", time_scale):
+    for line in server.shell_lines(f"http://127.0.0.1:{port}", time_scale):
         print(f"export {line}")

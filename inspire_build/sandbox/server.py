@@ -866,3 +866,9 @@ def env_lines(base_url: str, time_scale: float = 1.0) -> list[str]:
         f"INSPIRE_S2_RPS={1.0 * time_scale:g}",
         f"INSPIRE_ARXIV_INTERVAL_S={3.0 / time_scale:g}",
     ]
+
+
+def shell_lines(base_url: str, time_scale: float = 1.0) -> list[str]:
+    """What ``inspire sandbox env`` prints: :func:`env_lines` and the openai backend, so that a
+    build in that shell asks the sandbox's model, not the rules backend."""
+    return [*env_lines(base_url, time_scale), "INSPIRE_LLM_BACKEND=openai"]

@@ -274,6 +274,14 @@ def test_a_split_setting_that_is_not_json_names_the_variable(tmp_path: Path) -> 
     assert list(tmp_path.iterdir()) == []  # no warehouse, no Prefect home
 
 
+def test_a_short_instance_key_is_refused_before_anything_is_created(tmp_path: Path) -> None:
+    env = _clean_env(INSPIRE_INSTANCE_KEY="abcd", INSPIRE_WAREHOUSE=str(tmp_path / "w.duckdb"))
+    result = run_inspire("build", "--split", "eval", env=env, cwd=tmp_path, timeout=120)
+    line = _one_line(result, "invalid configuration: instance_key", "64 hex digits")
+    assert "abcd" not in result.stdout + result.stderr, line  # a secret is never echoed
+    assert list(tmp_path.iterdir()) == []  # no warehouse, no Prefect home
+
+
 def test_a_world_record_dated_february_30_names_file_line_and_date(tmp_path: Path) -> None:
     folder, path = tmp_path / "world", tmp_path / "w.duckdb"
     world.write(world.generate(world.WorldConfig(seed=1, papers=40)), folder)

@@ -143,8 +143,8 @@ def audited(monkeypatch: pytest.MonkeyPatch, built: Built) -> Iterator[list[tupl
 
     calls: list[tuple[str, str]] = []
 
-    def audited(split: str, version: str, warehouse_path: str) -> bool:
-        assert Path(warehouse_path).exists()
+    def audited(split: str, version: str, warehouse_path: str, given: object) -> bool:
+        assert Path(warehouse_path).exists() and given == (None, None)
         calls.append((split, str(version)))
         return True
 
@@ -199,7 +199,7 @@ def test_audit_audits_the_warehouse_named_before_or_after_the_command(
 
     seen: list[str | None] = []
 
-    def audited(split: str, version: str, warehouse_path: str) -> bool:
+    def audited(split: str, version: str, warehouse_path: str, given: object) -> bool:
         seen.append(warehouse_path)
         return False  # a failing audit must reach the exit code
 
@@ -245,6 +245,7 @@ def test_build_writes_into_the_warehouse_named_before_or_after_the_command(
     path = str(tmp_path / "a.duckdb")
     expected = {"split": "eval", "limit": 2, "label": None, "warehouse_path": path}
     unset = {"instances": None, "runner": None, "dask_address": None, "apply_reviews": False}
+    unset["llm_budget_usd"] = None
     assert asked == [{**expected, **unset, "return_state": True}]
 
 

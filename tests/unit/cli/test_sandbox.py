@@ -69,6 +69,8 @@ def test_sandbox_world_serve_and_env(tmp_path: Path) -> None:
     env = inspire("sandbox", "env", "--port", "9999", "--time-scale", "10")
     assert env.returncode == 0
     assert "export INSPIRE_S2_URL=http://127.0.0.1:9999/graph/v1" in env.stdout.splitlines()
+    # a build in that shell asks the sandbox's model, not the rules backend
+    assert "export INSPIRE_LLM_BACKEND=openai" in env.stdout.splitlines()
     missing = inspire("sandbox", "serve", "--world", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "holds no world" in missing.stderr
 
