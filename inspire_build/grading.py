@@ -1,7 +1,7 @@
 """The grading step: the grader decides which eligible references of a target are antecedents.
 
 Each eligible reference gets tier 3, 2, 1 or 0 (cited, but not an antecedent), a role when its
-tier is above 0, and a rationale at every tier (``inspire_build/prompts/grade.md`` holds the
+tier is above 0, and a rationale at every tier (``prompts/grade.md`` holds the
 rubric).
 
 Long bibliographies are graded in **parts**: consecutive references, as many as fit one prompt

@@ -1,7 +1,7 @@
 """The only module that imports openai: prompts, structured calls, the call log and its cache.
 
 ``LLM.complete(prompt_name, context, output_model)`` renders a versioned prompt from
-``inspire_build/prompts/``, asks the configured backend for an answer that validates against
+``prompts/``, asks the configured backend for an answer that validates against
 ``output_model``, and logs the call in ``llm_calls``. The log doubles as a cache: a call whose
 backend, model, prompt hash and input hash are already logged is answered from the log, so an
 identical rerun makes no calls.

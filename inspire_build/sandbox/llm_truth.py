@@ -2,7 +2,7 @@
 request's own text, never from the world's hidden truth.
 
 The emulated OpenAI endpoint asks :meth:`Truth.answer` first; it recognises a prompt by the
-first line of its template in ``inspire_build/prompts/`` and answers it as a reader of that
+first line of its template in ``prompts/`` and answers it as a reader of that
 prompt would (the module named for each says how):
 
 - ``brief``: :mod:`~inspire_build.sandbox.emulated_brief`, from the title, abstract,
