@@ -226,6 +226,7 @@ def _finish(con: Any, path: Any, run_id: str, error: BaseException) -> None:
 
 def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | None) -> Any:
     client = make_client(settings, con)
+    measured = pipeline.measured_rates(con, settings, split)  # before selection rewrites them
     stages.advance(SELECTION, 0, 1)
     selection = select_targets(client, con, settings, split)
     stages.advance(SELECTION, 1, 1)
@@ -238,15 +239,15 @@ def _build(logger: Any, con: Any, settings: Settings, split: str, label: str | N
     )
     console.checkpoint()
     works = [selection.records[t] for t in selection.selected if t in selection.records]
-    planned = pipeline.plan_of(con, settings, split, works)
+    planned = pipeline.plan_of(settings, split, works, measured)
     for line in plan.lines(planned, settings.llm_model):
         logger.info(f"plan: {line}")
     walk, llm = pipeline.start_walk(settings, selection), gold.make_llm(settings, con)
     while part := walk.next_round():
         if walk.wanted is not None:
             logger.info(
-                f"{len(walk.accepted)} of {walk.wanted} instances so far: building "
-                f"{len(part)} more candidate(s) (yield {walk.expected_yield():.2f})"
+                f"{len(walk.accepted)} of {walk.wanted} instances from {len(walk.resolved)} "
+                f"candidate(s) so far: building {len(part)} more"
             )
         _round(logger, con, client, settings, selection, walk, llm, part, shown)
     notes = pipeline.end_walk(con, selection, walk)

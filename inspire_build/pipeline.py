@@ -163,11 +163,24 @@ def write(
     return splits.write_version(con, settings, split, label, targets)
 
 
+Measured = tuple[plan.Profile | None, dict[str, tuple[int, float, float, float]]]
+
+
+def measured_rates(con: duckdb.DuckDBPyConnection, settings: Settings, split: str) -> Measured:
+    """What earlier builds of ``split`` measured (None where none briefed a target), and the
+    call log's figures per step for the model; read before a build's selection rewrites the
+    split's targets."""
+    model = "rules-v1" if settings.llm_backend == "rules" else settings.llm_model
+    steps = plan_inputs.step_figures(con, settings.llm_backend, model)
+    targets = plan_inputs.target_figures(con, split)
+    return plan.measured(targets, steps, settings.grade_readings), steps
+
+
 def plan_of(
-    con: duckdb.DuckDBPyConnection, settings: Settings, split: str, works: Sequence[Paper]
+    settings: Settings, split: str, works: Sequence[Paper], measured: Measured
 ) -> plan.Plan:
-    """The plan for building ``split`` from ``works``, its candidates in the walk's order: an
-    earlier build's measured figures where the warehouse holds one, else the priors."""
+    """The plan for building ``split`` from ``works``, its candidates in the walk's order: with
+    the ``measured`` rates of earlier builds where there are some, else the priors."""
     config = settings.split(split)
     works = works[: config.limit] if config.limit else works
     candidates = [
@@ -177,15 +190,12 @@ def plan_of(
         )
         for w in works
     ]
-    model = "rules-v1" if settings.llm_backend == "rules" else settings.llm_model
-    steps = plan_inputs.step_figures(con, settings.llm_backend, model)
-    readings = settings.grade_readings
-    profile = plan.measured(plan_inputs.target_figures(con, split), steps, readings)
+    profile, steps = measured
     limits = plan.Limits(
         chunk_size=settings.chunk_size,
         first_chunk=max(1, settings.chunk_size // 5) if settings.llm_backend == "openai" else None,
         brief_attempts=settings.brief_attempts,
-        grade_readings=readings,
+        grade_readings=settings.grade_readings,
         grade_part_tokens=settings.grade_part_tokens,
         searches=True,
         rates={
@@ -197,7 +207,7 @@ def plan_of(
         llm_latency_s=plan.mean_latency(steps) or plan.PRIOR_LATENCY_S,
         llm_rpm=settings.llm_rpm,
         llm_tpm=settings.llm_tpm,
-        price=settings.llm_prices.get(settings.llm_model),
+        price=llm_budget.prices_of(settings, settings.llm_backend, settings.llm_model),
     )
     sizes = {name: estimate_tokens(p.source) for name, p in load_prompts().items()}
     return plan.estimate(candidates, config.instances, sizes, limits, profile or plan.Profile())

@@ -119,7 +119,9 @@ def plan_command(
     settings = root.settings.overridden(split, limit=limit, instances=instances)
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path, create=True)) as con:
         works, _ = selection.listing(make_client(settings, con), con, settings, split)
-        planned = pipeline.plan_of(con, settings, split, works)
+        planned = pipeline.plan_of(
+            settings, split, works, pipeline.measured_rates(con, settings, split)
+        )
     if as_json:
         print(json.dumps(planned.figures()))
         return
