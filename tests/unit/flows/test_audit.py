@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import duckdb
 import pytest
 
 import flows.audit
@@ -78,16 +79,21 @@ def test_the_audit_prints_the_agreement_and_decides_without_it(
         assert windows.latest_verdict(con, VERSION)["reasons"] == "planted"  # type: ignore[index]
 
 
+def _built_by_sandbox_gpt(con: duckdb.DuckDBPyConnection) -> None:
+    """The planted version, recorded as built by the openai backend's sandbox-gpt."""
+    plant(con)
+    con.execute(
+        "UPDATE split_versions SET models = ? WHERE version_id = ?",
+        ['{"backend": "openai", "llm": "sandbox-gpt"}', VERSION],
+    )
+
+
 def test_the_audit_judges_with_the_model_that_built_the_version(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     path = tmp_path / "w.duckdb"
     with warehouse.open_warehouse(path) as con:
-        plant(con)
-        con.execute(
-            "UPDATE split_versions SET models = ? WHERE version_id = ?",
-            ['{"backend": "openai", "llm": "sandbox-gpt"}', VERSION],
-        )
+        _built_by_sandbox_gpt(con)
     built: list[str] = []
     real = flows.audit.gold.make_llm
     monkeypatch.setattr(
@@ -110,11 +116,7 @@ def test_a_shell_naming_another_model_is_refused_unless_asked_for(
 
     path = tmp_path / "w.duckdb"
     with warehouse.open_warehouse(path) as con:
-        plant(con)
-        con.execute(
-            "UPDATE split_versions SET models = ? WHERE version_id = ?",
-            ['{"backend": "openai", "llm": "sandbox-gpt"}', VERSION],
-        )
+        _built_by_sandbox_gpt(con)
         monkeypatch.setenv("INSPIRE_LLM_BACKEND", "rules")
         get_settings.cache_clear()
         shell = Settings(warehouse=path, llm_backend="rules")  # type: ignore[arg-type]
