@@ -88,7 +88,7 @@ class Settings(BaseSettings):
     llm_seed: int | None = None
     llm_system_prompt: str | None = None
     # json_schema: strict structured outputs; json_object: a JSON object, the schema stated in
-    # the prompt and checked here, for servers without json_schema (README: which serves which).
+    # the prompt and checked here, for servers without json_schema (docs/operations.md).
     llm_response_format: Literal["json_schema", "json_object"] = "json_schema"
     # The most LLM calls in flight over all targets (gold.TARGETS_PER_SLOT per slot are in
     # progress at once), a target's grading parts included (the openai backend; the rules

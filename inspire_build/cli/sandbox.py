@@ -36,7 +36,7 @@ def sandbox_world(
     hostile: Annotated[
         bool,
         typer.Option(
-            "--hostile", help="Mark records with bad inputs (README: sandbox).", metavar=""
+            "--hostile", help="Mark records with bad inputs (docs/sandbox.md).", metavar=""
         ),
     ] = False,
 ) -> None:

@@ -10,7 +10,7 @@ second session, named otherwise, accepts one; the ``reviews`` rows say exactly t
 the instance a curator marked. A ``<script>`` planted in a brief and an abstract shows as text.
 
 With ``INSPIRE_SCREENSHOTS=docs`` the run writes docs/review-version.png and
-docs/review-instance.png (the README's screenshots); without it, they go to a temporary folder.
+docs/review-instance.png (docs/review.md's screenshots); without it, they go to a temporary folder.
 """
 
 from __future__ import annotations
