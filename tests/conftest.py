@@ -23,11 +23,62 @@ from inspire_build import warehouse
 from inspire_build.local_server import free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-# ../shared/fixtures, or where INSPIRE_SHARED_FIXTURES says (the test that a missing folder
-# fails the conformance tests under CI=true points it at nothing).
+
+# --- real recordings ----------------------------------------------------------------------------
+# The responses real APIs returned stay outside the repository. RECORDINGS_VARIABLE names the
+# folder that holds them in its real/ subfolder (`make record-fixtures` fills one); unset, it is
+# the folder that CI lays beside the clone, shared/fixtures next to the repository's own folder.
+RECORDINGS_VARIABLE = "INSPIRE_SHARED_FIXTURES"
 SHARED_FIXTURES = Path(
-    os.environ.get("INSPIRE_SHARED_FIXTURES") or PROJECT_ROOT.parent / "shared" / "fixtures"
+    os.environ.get(RECORDINGS_VARIABLE) or PROJECT_ROOT.parent / "shared" / "fixtures"
 )
+REAL = SHARED_FIXTURES / "real"
+# What the recorder writes (the APIs' answers) and what only a data provider publishes.
+API_RECORDINGS = ("arxiv", "openalex", "semanticscholar")
+S2_SAMPLES = "s2-datasets"
+
+
+def under_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1")
+
+
+def missing_recordings(*folders: str, real: Path = REAL) -> list[Path]:
+    """The folders of ``real`` that are not there: ``real`` itself when it is missing."""
+    if not real.is_dir():
+        return [real]
+    return [real / name for name in folders if not (real / name).is_dir()]
+
+
+def require_recordings(*folders: str) -> Path:
+    """REAL, when it holds ``folders``. Otherwise the test skips with one line naming what is
+    missing and the variable to set; under CI=true it fails instead, so that a CI machine
+    without the recordings cannot pass by skipping the tests that replay them."""
+    missing = missing_recordings(*folders)
+    if not missing:
+        return REAL
+    named = ", ".join(map(str, missing))
+    if under_ci():
+        pytest.fail(
+            f"real recordings missing: {named}; under CI=true the tests that replay them fail, "
+            f"not skip ({RECORDINGS_VARIABLE} names the folder that holds real/)",
+            pytrace=False,
+        )
+    pytest.skip(
+        f"real recordings missing: {named} (set {RECORDINGS_VARIABLE} to the folder that holds "
+        "real/, or fill one with `make record-fixtures`)"
+    )
+
+
+@pytest.fixture(scope="session")
+def real_recordings() -> Path:
+    """REAL with the APIs' recorded answers (arXiv, OpenAlex, S2), else skip (fail under CI)."""
+    return require_recordings(*API_RECORDINGS)
+
+
+@pytest.fixture(scope="session")
+def s2_samples() -> Path:
+    """REAL's S2 Datasets samples (bulk files), else skip (fail under CI)."""
+    return require_recordings(S2_SAMPLES) / S2_SAMPLES
 
 
 def run_inspire(

@@ -1,22 +1,20 @@
-"""The conformance tests need the real recordings in ../shared/fixtures/real. Without them they
-skip on a developer's machine; under CI (``CI=true``) they fail, so that a CI machine without the
-recordings cannot pass by skipping them."""
+"""The conformance tests replay real recordings that stay outside the repository: REAL, where
+INSPIRE_SHARED_FIXTURES points, else the folder CI lays beside the clone (tests/conftest.py).
+Without them every test here skips with one line naming what is missing; under CI (``CI=true``)
+they fail instead, so that a CI machine without the recordings cannot pass by skipping them."""
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_FIXTURES
+from tests.conftest import REAL
 
-REAL = SHARED_FIXTURES / "real"
+__all__ = ["REAL"]
 
 
-@pytest.fixture(autouse=True)
-def _real_recordings() -> None:
-    if REAL.is_dir():
-        return
-    if os.environ.get("CI", "").strip().lower() in ("true", "1"):
-        pytest.fail(f"{REAL} is missing: under CI=true the conformance tests fail, not skip")
-    pytest.skip(f"{REAL} is not on this machine")
+@pytest.fixture(scope="session", autouse=True)
+def _real_recordings(real_recordings: Path) -> Path:
+    """Session-scoped, so that it runs before any session fixture that reads REAL."""
+    return real_recordings

@@ -22,7 +22,6 @@ from tests.conformance.conftest import REAL
 from tests.conftest import run_inspire
 
 WORKS = REAL / "openalex" / "single_works"
-S2_DATASETS = REAL / "s2-datasets"
 RELEASE = dt.date(2023, 12, 19)  # the S2 samples' folder names none
 
 
@@ -65,16 +64,14 @@ def snapshot(tmp_path: Path) -> Path:
 
 
 def test_snapshot_parts_and_s2_samples_ingest_as_the_parsers_read_them(
-    tmp_path: Path, snapshot: Path
+    tmp_path: Path, snapshot: Path, s2_samples: Path
 ) -> None:
     db = tmp_path / "w.duckdb"
     ingested = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot)
     assert ingested.returncode == 0, ingested.stderr
     assert "part_000.gz: openalex-works, 12 rows" in ingested.stdout
     assert "part_001.gz: openalex-works, 11 rows" in ingested.stdout
-    s2 = run_inspire(
-        "--warehouse", db, "snapshot", "ingest", S2_DATASETS, "--release", "2023-12-19"
-    )
+    s2 = run_inspire("--warehouse", db, "snapshot", "ingest", s2_samples, "--release", "2023-12-19")
     assert s2.returncode == 0, s2.stderr
     assert "4 file(s) ingested" in s2.stdout and "400 rows" in s2.stdout
     works = _papers(db, "openalex")
@@ -97,7 +94,7 @@ def test_snapshot_parts_and_s2_samples_ingest_as_the_parsers_read_them(
     ]
     papers = _papers(db, "s2")
     assert len(papers) == 100
-    first = json.loads((S2_DATASETS / "papers" / "papers-sample.jsonl").read_text().splitlines()[0])
+    first = json.loads((s2_samples / "papers" / "papers-sample.jsonl").read_text().splitlines()[0])
     paper = papers[str(first["corpusid"])]
     assert paper.ids.s2 == "d5ec1ea2c9261c54cf41fef1e5c9f2f8abe28ce2"  # from its url
     assert paper.ids.corpus_id == "108228682" and paper.year == 2018
@@ -129,8 +126,8 @@ def test_a_truncated_part_is_refused_by_name_and_a_rerun_completes(
     assert len(_papers(db, "openalex")) == 23  # the five were in the first parts already
 
 
-def test_s2_records_match_the_graph_apis_parse_of_the_same_fields() -> None:
-    line = json.loads((S2_DATASETS / "papers" / "papers-sample.jsonl").read_text().splitlines()[0])
+def test_s2_records_match_the_graph_apis_parse_of_the_same_fields(s2_samples: Path) -> None:
+    line = json.loads((s2_samples / "papers" / "papers-sample.jsonl").read_text().splitlines()[0])
     api_shaped = {
         "paperId": line["url"].rsplit("/", 1)[-1],
         "corpusId": line["corpusid"],
@@ -147,12 +144,14 @@ def test_s2_records_match_the_graph_apis_parse_of_the_same_fields() -> None:
     assert bulk.s2_paper(row) == semanticscholar.parse_paper(api_shaped)
 
 
-def test_parsing_in_worker_processes_gives_the_same_records(tmp_path: Path, snapshot: Path) -> None:
+def test_parsing_in_worker_processes_gives_the_same_records(
+    tmp_path: Path, snapshot: Path, s2_samples: Path
+) -> None:
     held = {}
     for jobs in (1, 2):
         con = duckdb.connect(str(tmp_path / f"{jobs}.duckdb"))
         warehouse.migrate(con)
-        done = bulk.ingest(con, [str(snapshot), str(S2_DATASETS)], release=RELEASE, jobs=jobs)
+        done = bulk.ingest(con, [str(snapshot), str(s2_samples)], release=RELEASE, jobs=jobs)
         assert [r.rows for r in done if r.kind is bulk.Kind.OPENALEX_WORKS] == [12, 11]
         held[jobs] = con.execute(
             "SELECT source, record_id, paper, primary_field, published FROM bulk_records "

@@ -19,7 +19,6 @@ from inspire_build import boundary, bulk, exports, pipeline, warehouse
 from inspire_build.sandbox import bulk_files, server, world
 from inspire_build.sources import make_client
 from inspire_build.tables import versions
-from tests.conformance.conftest import REAL
 from tests.conformance.test_snapshot_ingest import _recorded_works, _write_parts
 
 TARGETS = 16
@@ -77,14 +76,14 @@ def _attack_sources(con: Any, version: str, sources: str) -> None:
 
 
 def test_a_build_from_bulk_tables_asks_5_percent_and_agrees_on_every_status(
-    tmp_path: Path,
+    tmp_path: Path, real_recordings: Path, s2_samples: Path
 ) -> None:
     generated = world.generate(world.WorldConfig(seed=1, papers=1200))
     dumps = tmp_path / "dumps"
     bulk_files.write(generated, dumps, RELEASE, per_part=400)
     fixtures = tmp_path / "fixtures" / "openalex" / "works" / "updated_date=2026-07-23"
     _write_parts(fixtures, _recorded_works(), 2)
-    ingest = [dumps, tmp_path / "fixtures", REAL / "s2-datasets"]
+    ingest = [dumps, tmp_path / "fixtures", s2_samples]
 
     api = _build(generated, tmp_path / "api", [])
     held = _build(generated, tmp_path / "bulk", ingest)
