@@ -53,13 +53,20 @@ EXPECTED_TABLES = {
     "published_cutoffs",
     "audit_verdicts",
 }
+EXPECTED_VIEWS = {
+    "latest_split_versions",
+    "train_latest",
+    "eval_latest",
+    "llm_ledger",
+    "instance_targets",
+}
 
 
 def test_migrate_creates_every_table_of_the_pipeline(con: duckdb.DuckDBPyConnection) -> None:
     relations = {r.name: r for r in warehouse.relations(con)}
     tables = {name for name, r in relations.items() if r.kind == "table"}
     assert tables == EXPECTED_TABLES
-    assert relations["latest_split_versions"].kind == "view"
+    assert {name for name, r in relations.items() if r.kind == "view"} == EXPECTED_VIEWS
     assert relations["_migrations"].rows == len(warehouse.load_migrations())
 
 
