@@ -25,7 +25,7 @@ DEMO_TARGETS ?= 80
 DEMO_DENSITY ?= 8
 TEST_WORKERS ?= 2
 
-.PHONY: help setup test lint typecheck unit test-reliability schemas clean build audit serve stop demo record-fixtures
+.PHONY: help setup test lint typecheck unit test-reliability schemas clean build audit serve stop demo docs record-fixtures
 
 help: ## List the targets with what they do
 	@grep -E '^[a-z][a-zA-Z_-]*:.*?## ' $(MAKEFILE_LIST) \
@@ -134,6 +134,9 @@ demo: ## Offline end to end: sandbox, both splits (openai backend against the sa
 
 clean: ## Remove caches (keeps .venv and the warehouse)
 	rm -rf .mypy_cache .ruff_cache .pytest_cache .hypothesis
+
+docs: ## Regenerate docs/reference.md (settings, tables and views, commands) from the code
+	$(PY) -m inspire_build.reference
 
 record-fixtures: ## Record the conformance tests' API answers afresh, outside the clone (needs keys; INTO=folder)
 	$(PY) -m tests.conformance.record $(if $(INTO),--into "$(INTO)")
