@@ -82,6 +82,27 @@ def test_a_missing_folder_is_named_when_the_rest_is_there(tmp_path: Path) -> Non
     assert missing_recordings("openalex", "s2-datasets", real=real) == [real / "s2-datasets"]
 
 
+def names_outside(line: str) -> bool:
+    """Whether a line names the folder CI lays beside the clone."""
+    return "../shared" in line or 'parent / "shared"' in line
+
+
+def test_no_makefile_or_package_line_names_a_path_outside_the_repository() -> None:
+    """Only tests/ knows where CI lays the recordings (the manual has a test of its own)."""
+    assert names_outside("\tpytest --fixtures ../shared/fixtures")  # planted
+    assert names_outside('ROOT = HERE.parent / "shared" / "fixtures"')  # planted
+    files = [PROJECT_ROOT / "Makefile", PROJECT_ROOT / "pyproject.toml"]
+    for folder in ("inspire_build", "flows", "bench"):
+        files += [p for p in (PROJECT_ROOT / folder).rglob("*") if p.suffix in (".py", ".sql")]
+    found = [
+        f"{path.relative_to(PROJECT_ROOT)}:{number}"
+        for path in files
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if names_outside(line)
+    ]
+    assert found == []
+
+
 # --- the recorder's plan ------------------------------------------------------------------------
 
 
