@@ -7,6 +7,8 @@ MAKEFLAGS += --no-builtin-rules
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# Touched when .venv was last installed from pyproject.toml.
+STAMP := $(VENV)/.installed
 
 # Prefect keeps its state inside the project, with telemetry off.
 export PREFECT_HOME ?= $(CURDIR)/.prefect
@@ -46,33 +48,40 @@ setup: ## Create .venv and install the project with its dev extra (and Chromium 
 	else \
 		echo "make setup: no chromium and chromium-driver, and no apt-get as root to install them; the browser tests will skip (install them to run those)"; \
 	fi
+	@touch $(STAMP)
+
+# .venv is made (or brought up to date) by whatever needs it: missing, or older than
+# pyproject.toml, it is installed again first; `make setup` does only that.
+$(STAMP): pyproject.toml
+	@echo "make: $(VENV) is missing or older than pyproject.toml: installing it (make setup)"
+	@$(MAKE) --no-print-directory setup
 
 test: lint typecheck unit ## Run every gate: ruff, mypy, pytest
 
-lint: ## ruff: lint and formatting
+lint: $(STAMP) ## ruff: lint and formatting
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-typecheck: ## mypy (strict) on inspire_build/ and flows/
+typecheck: $(STAMP) ## mypy (strict) on inspire_build/ and flows/
 	$(PY) -m mypy inspire_build flows
 
-unit: ## pytest: unit, conformance, integration and reliability tests (TEST_WORKERS in parallel)
+unit: $(STAMP) ## pytest: unit, conformance, integration and reliability tests (TEST_WORKERS in parallel)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
-test-reliability: ## pytest on tests/reliability/ only: faults, kills, concurrency, bad input, secrets, leakage
+test-reliability: $(STAMP) ## pytest on tests/reliability/ only: faults, kills, concurrency, bad input, secrets, leakage
 	$(PY) -m pytest -q tests/reliability
 
-schemas: ## Regenerate schemas/ (warehouse.sql, models/*.json) from the code
+schemas: $(STAMP) ## Regenerate schemas/ (warehouse.sql, models/*.json) from the code
 	$(PY) -m inspire_build.schemas
 
-build: ## Build a split version in-process: make build SPLIT=eval INSTANCES=25 (or LIMIT=80)
+build: $(STAMP) ## Build a split version in-process: make build SPLIT=eval INSTANCES=25 (or LIMIT=80)
 	$(PY) -m inspire_build build --split $(SPLIT) $(if $(LIMIT),--limit $(LIMIT)) \
 		$(if $(INSTANCES),--instances $(INSTANCES))
 
-audit: ## Leakage audit of the latest version of each split; fails if an instance leaks
+audit: $(STAMP) ## Leakage audit of the latest version of each split; fails if an instance leaks
 	$(PY) -m inspire_build audit
 
-serve: ## Start a Prefect server and serve build-split/train, build-split/eval, audit-split/default
+serve: $(STAMP) ## Start a Prefect server and serve build-split/train, build-split/eval, audit-split/default
 	mkdir -p $(RUN)
 	PREFECT_UI_API_URL=http://127.0.0.1:$(PREFECT_PORT)/api \
 		$(VENV)/bin/prefect server start --host 127.0.0.1 --port $(PREFECT_PORT) \
@@ -102,7 +111,7 @@ stop: ## Stop what make serve started (by the PIDs it recorded)
 			for i in $$(seq 1 15); do kill -0 $$pid 2>/dev/null || break; sleep 1; done; \
 			kill -9 $$pid 2>/dev/null || true; rm -f $(RUN)/$$name.pid; fi; done
 
-demo: ## Offline end to end: sandbox, both splits (openai backend against the sandbox's emulated LLM), audit, export, both baseline agents, eval
+demo: $(STAMP) ## Offline end to end: sandbox, both splits (openai backend against the sandbox's emulated LLM), audit, export, both baseline agents, eval
 	mkdir -p $(RUN)
 	rm -f $(RUN)/demo.duckdb
 	$(PY) -m inspire_build sandbox world --seed 1 --papers 2000 --window-density $(DEMO_DENSITY) \
@@ -135,7 +144,7 @@ demo: ## Offline end to end: sandbox, both splits (openai backend against the sa
 clean: ## Remove caches (keeps .venv and the warehouse)
 	rm -rf .mypy_cache .ruff_cache .pytest_cache .hypothesis
 
-docs: ## Regenerate docs/reference.md (settings, tables and views, commands) from the code
+docs: $(STAMP) ## Regenerate docs/reference.md (settings, tables and views, commands) from the code
 	$(PY) -m inspire_build.reference
 
 record-fixtures: ## Record the conformance tests' API answers afresh, outside the clone (needs keys; INTO=folder)
