@@ -149,6 +149,7 @@ class Sandbox:
         self._works: dict[str, dict[str, Any]] = {}
         self._work_json: dict[tuple[str, tuple[str, ...] | None], bytes] = {}
         self._papers: dict[str, dict[str, Any]] = {}
+        self._folded: dict[str, str] = {}
         scale = config.time_scale
         window = 1.0 / scale
         self.limits = {
@@ -182,6 +183,13 @@ class Sandbox:
             else:
                 cached = orjson.dumps(_pick(self.work(record), fields))
             self._work_json[cache_key] = cached
+        return cached
+
+    def folded(self, record: Record) -> str:
+        """Title and abstract in lower case: what the keyword ``search`` counts terms in."""
+        cached = self._folded.get(record.key)
+        if cached is None:
+            cached = self._folded[record.key] = (record.title + " " + record.abstract).lower()
         return cached
 
     def paper(self, record: Record) -> dict[str, Any]:
@@ -610,9 +618,9 @@ def _openalex_list(sandbox: Sandbox, query: dict[str, str]) -> Response:
     if query.get("search.semantic"):
         matched = _similar(matched, query["search.semantic"])
     elif query.get("search"):
-        terms = query["search"].lower().split()
+        terms = collections.Counter(query["search"].lower().split())  # a repeated term counts
         scored = [
-            (sum((r.title + " " + r.abstract).lower().count(t) for t in terms), r) for r in matched
+            (sum(n * sandbox.folded(r).count(t) for t, n in terms.items()), r) for r in matched
         ]
         matched = [r for score, r in sorted(scored, key=lambda s: (-s[0], s[1].key)) if score]
     page = matched[start : start + per_page]
