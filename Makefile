@@ -25,6 +25,9 @@ DEMO_TARGETS ?= 80
 # window the split's first or last days cut short stays thin: the build leaves those targets out,
 # and each brief's retrieval check ranks its target among its window's papers, as the audit does.
 DEMO_DENSITY ?= 8
+# The env audit probes every sentence of every brief on the local backend, and on the sandbox's
+# OpenAlex each brief with this many queries: the whole brief and a seeded draw of its sentences.
+DEMO_REMOTE_SAMPLE ?= 4
 TEST_WORKERS ?= 2
 
 .PHONY: help setup test lint typecheck unit test-reliability schemas clean build audit serve stop demo docs record-fixtures
@@ -130,7 +133,8 @@ demo: $(STAMP) ## Offline end to end: sandbox, both splits (openai backend again
 	$(PY) -m inspire_build export --split train --out $(RUN)/demo-export/train > /dev/null; \
 	$(PY) -m inspire_build export --split eval --out $(RUN)/demo-export/eval; \
 	$(PY) -m inspire_build corpus build --world $(RUN)/demo-world; \
-	$(PY) -m inspire_build env audit --split eval --backend local --backend openalex; \
+	$(PY) -m inspire_build env audit --split eval --backend local --backend openalex \
+		--remote-sample $(DEMO_REMOTE_SAMPLE); \
 	for agent in bm25-brief multi-query; do \
 		$(PY) -m inspire_build agent run --agent $$agent --split eval \
 			--out $(RUN)/demo-run-$$agent.jsonl --trajectories $(RUN)/demo-traj-$$agent.jsonl; \

@@ -18,6 +18,7 @@ from inspire_build.errors import InputError
 from inspire_build.http import SourceMode
 
 if TYPE_CHECKING:
+    from inspire_build.env.audit import AuditRow
     from inspire_build.env.server import ToolSessions
 from inspire_build.cli.common import (
     BackendOption,
@@ -213,27 +214,43 @@ def env_audit(
         list[str] | None, typer.Option("--backend", help="Backends to audit (default: local).")
     ] = None,
     k: Annotated[int, typer.Option(help="Results per query.", min=1, max=100)] = 10,
+    remote_sample: Annotated[
+        int | None,
+        typer.Option(
+            "--remote-sample",
+            min=1,
+            help="Probe each brief on a remote backend (openalex) with N queries: the whole "
+            "brief and N-1 of its sentences, drawn with --seed; the report says so. The local "
+            "backend probes every sentence. Default: every sentence on every backend.",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the --remote-sample draw.")] = 0,
     as_json: JsonOption = False,
     offline: OfflineOption = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Cutoff-violation rate per backend: results dated at or after the cutoff, before our
-    post-filter, for the brief and each of its sentences on every instance."""
+    post-filter, for the brief and each of its sentences on every instance (on a remote
+    backend, a seeded sample of the sentences with --remote-sample)."""
     from inspire_build.env import audit, run
 
     _check_split(ctx, split, version, warehouse_path)
     root: _Context = ctx.obj
+    sample = audit.Sample(remote_sample, seed) if remote_sample is not None else None
     rows = []
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
         for name in backends or ["local"]:
             mode: SourceMode | None = "replay" if offline else None
             chosen, tasks, made = run.prepare(con, root.settings, split, version, name, mode)
+            drawn = sample if name != "local" else None
             with _progress() as progress:
                 bar = progress.add_task(f"audit {name} on {chosen}", total=len(tasks))
-                rows.append(audit.audit_backend(made, tasks, k, partial(progress.advance, bar)))
+                advance = partial(progress.advance, bar)
+                rows.append(audit.audit_backend(made, tasks, k, advance, drawn))
     for row in rows:
         line = {
             **dataclasses.asdict(row),
+            "sampled": row.sampled,
             "violation_rate": row.violation_rate,
             "undated_rate": row.undated_rate,
         }
@@ -241,11 +258,22 @@ def env_audit(
             print(json.dumps(line))
         else:
             out.print(
-                f"{row.backend:<9} {row.queries:,} queries, {row.returned:,} results: "
+                f"{row.backend:<9} {_probed(row)}, {row.returned:,} results: "
                 f"cutoff-violation rate {row.violation_rate:.4f} ({row.late:,} at or after the "
                 f"cutoff), undated {row.undated:,}, target {row.target:,} "
                 "(all withheld by the environment)"
             )
+
+
+def _probed(row: AuditRow) -> str:
+    """The queries an audit row counts: all of its briefs' sentences, or the sample of them."""
+    if row.sample is None:
+        return f"{row.queries:,} queries"
+    return (
+        f"{row.queries:,} of {row.population:,} queries sampled ({row.sample.per_brief} per "
+        f"brief of {row.briefs:,}: the brief and {row.sample.per_brief - 1} of its sentences, "
+        f"seed {row.sample.seed})"
+    )
 
 
 @contextmanager

@@ -5,6 +5,7 @@ backends, and an external agent driving the tool server over real HTTP."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -122,6 +123,46 @@ def test_cutoff_audit_of_both_backends(built: tuple[Path, Path, str]) -> None:
     assert local.returned > 0 and local.late == local.undated == local.target == 0
     assert local.violation_rate == 0.0
     assert remote.returned > 0 and 0.0 <= remote.violation_rate <= 1.0
+
+
+def test_env_audit_samples_the_remote_backend_only_and_says_so(
+    built: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    """--remote-sample: the local backend is probed with every sentence, OpenAlex with the
+    sample alone (the sandbox counts exactly those searches), and both reports say which."""
+    source, _, base = built
+    path = tmp_path / "w.duckdb"
+    shutil.copy(source, path)
+    with warehouse.open_warehouse(path) as con:  # searches an earlier test stored are asked again
+        con.execute("DELETE FROM raw_http WHERE source = 'openalex' AND url LIKE '%search=%'")
+        tasks = store.load_tasks(con, splits.latest_version(con, "eval"))
+    whole = sum(len(audit.audit_queries(t.brief)) for t in tasks)
+    sampled = sum(min(2, len(audit.audit_queries(t.brief))) for t in tasks)
+    assert sampled < whole
+    env = dict(line.split("=", 1) for line in sandbox.env_lines(base, time_scale=1000))
+    args = ["env", "audit", "--backend", "local", "--backend", "openalex", "--remote-sample", "2"]
+    args += ["--warehouse", str(path)]
+    before = _openalex_requests(base)
+    result = CliRunner().invoke(app, [*args, "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    assert _openalex_requests(base) - before == sampled
+    local, remote = (json.loads(line) for line in result.stdout.splitlines())
+    assert (local["queries"], local["population"], local["sampled"]) == (whole, whole, False)
+    assert local["sample"] is None and local["briefs"] == len(tasks)
+    assert (remote["queries"], remote["population"], remote["sampled"]) == (sampled, whole, True)
+    assert remote["sample"] == {"per_brief": 2, "seed": 0} and remote["briefs"] == len(tasks)
+    said = CliRunner().invoke(app, args, env=env)  # answered from the store this time
+    assert said.exit_code == 0, said.output
+    shown = " ".join(said.stdout.split())  # the console may wrap a long line
+    assert f"local {whole:,} queries, " in shown
+    assert (
+        f"openalex {sampled:,} of {whole:,} queries sampled (2 per brief of {len(tasks)}: the "
+        "brief and 1 of its sentences, seed 0), "
+    ) in shown
+
+
+def _openalex_requests(base: str) -> int:
+    return int(httpx.get(base + "/_sandbox/stats").json()["counts"].get("openalex 200", 0))
 
 
 def test_an_external_agent_over_http_from_search_to_a_scored_submission(
