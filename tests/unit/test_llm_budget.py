@@ -7,8 +7,6 @@ costs is 3 tokens: $0.0015."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -22,6 +20,7 @@ from inspire_build.llm import ANSWER_TOKENS, LLM, estimated_usage
 from inspire_build.llm_budget import Budget, check, cost_usd, prices_of, usd
 from inspire_build.models import BriefDraft
 from inspire_build.tables import llm_log
+from tests.unit.test_llm import answering  # an endpoint: 10 tokens in, 3 out
 
 PRICES = {"m": (0.0, 500.0)}
 ESTIMATE = ANSWER_TOKENS * 500.0 / 1_000_000  # $0.50: input is free
@@ -79,25 +78,6 @@ def test_a_refusal_is_restated_with_the_spend_of_the_calls_in_flight_when_it_cam
     budget.restate(kept=1)
     assert "$0.007 spent in this build; 1 call(s) kept" in str(refused.value)
     assert usd(12.345) == "$12.35" and usd(0.0015) == "$0.0015"
-
-
-def answering(sent: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Response]:
-    """An endpoint that answers a brief, reporting 10 tokens in and 3 out."""
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        sent.append(json.loads(request.content))
-        message = {"role": "assistant", "content": json.dumps({"brief": "A brief."})}
-        body = {
-            "id": "c1",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
-        }
-        return httpx.Response(200, json=body)
-
-    return answer
 
 
 def endpoint_llm(con: duckdb.DuckDBPyConnection, sent: list[dict[str, Any]], **options: Any) -> LLM:
