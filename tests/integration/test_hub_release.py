@@ -8,6 +8,7 @@ test needs no network and proves it writes nothing outside tmp."""
 from __future__ import annotations
 
 import dataclasses
+import hmac
 import json
 import os
 import subprocess
@@ -136,6 +137,21 @@ def test_datasets_loads_every_public_instance_and_nothing_private(tmp_path: Path
     card = (public / exports.HUB_CARD).read_text(encoding="utf-8")
     assert exported.version in card
     _attack_the_card(card, exported)
+    # The competitor hashes every spelling of every target's ID under what the hub shows (the
+    # version, the split, the card's words) against the loaded instance IDs: none comes back.
+    shown = {exported.version, "eval", *card.split()}
+    attack = boundary.hash_attack(
+        [row["instance_id"] for row in split["rows"]], exported.target_ids, shown, exported.version
+    )
+    assert attack.tried > 0 and attack.recovered == {}
+    keyed = {  # the same attack, given the secret key: it must then recover every instance
+        "hmac": lambda p, v, c: hmac.new(
+            bytes.fromhex(p), f"instance:{v}:{c}".encode(), "sha256"
+        ).hexdigest()
+    }
+    key = KEY.get_secret_value()
+    leaked = boundary.hash_attack(ids, exported.target_ids, {key}, exported.version, keyed)
+    assert len(leaked.recovered) == len(ids)  # the attack is live: the key would give them all
 
 
 def _attack_the_card(text: str, exported: Exported) -> None:
