@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 from enum import IntEnum, StrEnum
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -306,7 +307,8 @@ class Instance(Record):
 
 
 class SplitVersion(Record):
-    """An immutable, reproducible build of a split."""
+    """An immutable, reproducible build of a split: a row of ``split_versions``, and, in
+    ``notes``, what the write that returned it has to say (never stored)."""
 
     version_id: str
     split: str
@@ -317,7 +319,18 @@ class SplitVersion(Record):
     models: Mapping[str, str | int]
     counts: Mapping[str, int]
     created_at: dt.datetime
+    status: str | None = None  # "complete" once every row of the version is written
+    cutoff_jitter_days: int | None = None  # every cutoff lies 0 to this many days early
     written_at: dt.datetime | None = None  # the last write; the latest version is the newest
+    # A reviewed version's base version, the reviews applied and the figures; None for a build.
+    reviews: Mapping[str, Any] | None = None
+    cutoff_jitter_setting: int | None = None  # INSPIRE_CUTOFF_JITTER_DAYS as the build set it
+    cutoffs_kept: int | None = None  # cutoffs an earlier version published, kept as they were
+    notes: tuple[str, ...] = Field(default=(), exclude=True)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The version's row with its ``notes``, as a build reports it."""
+        return {**self.model_dump(), "notes": list(self.notes)}
 
 
 # --- what the LLM steps ask a model for (structured outputs) ---------------------------------

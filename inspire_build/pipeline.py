@@ -160,7 +160,7 @@ def write(
     targets: list[str],
 ) -> dict[str, Any]:
     """Step 4: write the split version of the accepted targets among ``targets``."""
-    return splits.write_version(con, settings, split, label, targets)
+    return splits.write_version(con, settings, split, label, targets).as_dict()
 
 
 Measured = tuple[plan.Profile | None, dict[str, tuple[int, float, float, float]]]

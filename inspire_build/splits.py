@@ -26,6 +26,7 @@ from inspire_build import __version__, boundary, boundary_store, warehouse
 from inspire_build.config import Settings
 from inspire_build.cutoff import VersionCutoffs, version_cutoffs
 from inspire_build.errors import InputError
+from inspire_build.models import SplitVersion
 from inspire_build.tables import cutoffs as cutoffs_table
 from inspire_build.tables import gold as gold_table
 from inspire_build.tables import lineage as lineage_table
@@ -187,13 +188,13 @@ def write_version(
     split: str,
     label: str | None = None,
     targets: Sequence[str] | None = None,
-) -> dict[str, Any]:
+) -> SplitVersion:
     """Write the split version of the accepted targets among ``targets`` (default: every
-    accepted target of the split), and return its row.
+    accepted target of the split), and return it.
 
     A version that exists already holds exactly this content (its ID hashes it), so it is not
     rewritten: only its ``written_at`` moves, which makes it the latest again. Its label never
-    changes; a different one asked for is kept out, and said in the row's ``notes``.
+    changes; a different one asked for is kept out, and said in its ``notes``.
 
     A target's cutoff is published once (SPEC §9): the lineage kept the offset an earlier
     version published, whatever the jitter setting. The version records how many it kept and
@@ -237,13 +238,15 @@ def write_version(
         existing = versions.written(con, version)
         if existing:
             notes += _rewritten(con, version, label, existing[1], now)
-            return {
-                **row,
-                "created_at": existing[0],
-                "label": existing[1],
-                "counts": json.loads(existing[2]),
-                "notes": notes,
-            }
+            return SplitVersion.model_validate(
+                {
+                    **row,
+                    "created_at": existing[0],
+                    "label": existing[1],
+                    "counts": json.loads(existing[2]),
+                    "notes": notes,
+                }
+            )
         warehouse.upsert(con, "split_versions", [row], ["version_id"])
         cutoffs_table.publish(con, cutoffs.first, now)
         warehouse.upsert(con, "instances", instances, ["version_id", "instance_id"])
@@ -251,7 +254,7 @@ def write_version(
         grades, findings = _records(con, version, instances)
         warehouse.upsert(con, "version_grades", grades, ["version_id", "target_id", "paper_id"])
         warehouse.upsert(con, "version_findings", findings, ["version_id", "instance_id", "check"])
-    return {**row, "notes": notes}
+    return SplitVersion.model_validate({**row, "notes": notes})
 
 
 def _cutoffs(

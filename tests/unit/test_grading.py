@@ -348,7 +348,7 @@ def test_tier_zero_stays_in_grades_and_out_of_the_qrels(
     assert con.execute(
         "SELECT target_id, not_antecedents FROM gold_completeness ORDER BY 1"
     ).fetchall() == [("openalex:W1", 2), ("openalex:W2", 2)]
-    version = splits.write_version(con, settings, "eval")["version_id"]
+    version = splits.write_version(con, settings, "eval").version_id
     assert con.execute(
         "SELECT target_id, n_antecedents FROM instances WHERE version_id = ?", [version]
     ).fetchall() == [("openalex:W1", 2)]

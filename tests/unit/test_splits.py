@@ -99,26 +99,26 @@ def test_the_same_config_and_gold_give_the_same_version_which_becomes_latest_aga
     accept(con, "openalex:W1", "A brief about one problem.")
     first = splits.write_version(con, settings(), "eval")
     other = splits.write_version(con, settings(cutoff_jitter_days=7), "eval")
-    assert other["version_id"] != first["version_id"] and latest(con) == other["version_id"]
+    assert other.version_id != first.version_id and latest(con) == other.version_id
     time.sleep(0.01)
     again = splits.write_version(con, settings(), "eval")
-    assert again["version_id"] == first["version_id"] and again["notes"] == []
-    assert latest(con) == first["version_id"]  # a rewrite counts as the latest write
+    assert again.version_id == first.version_id and again.notes == ()
+    assert latest(con) == first.version_id  # a rewrite counts as the latest write
     created, written = con.execute(
         "SELECT created_at, written_at FROM split_versions WHERE version_id = ?",
-        [first["version_id"]],
+        [first.version_id],
     ).fetchone() or (None, None)
-    assert created == first["created_at"] and written > created
+    assert created == first.created_at and written > created
 
 
 def test_new_gold_under_the_same_config_is_a_new_version_and_the_old_one_stays(
     con: duckdb.DuckDBPyConnection,
 ) -> None:
     accept(con, "openalex:W1", "A brief about one problem.", tier=2)
-    old = splits.write_version(con, settings(), "eval")["version_id"]
+    old = splits.write_version(con, settings(), "eval").version_id
     before = rows(con, old)
     accept(con, "openalex:W1", "A brief about one problem.", tier=3)  # regraded
-    new = splits.write_version(con, settings(), "eval")["version_id"]
+    new = splits.write_version(con, settings(), "eval").version_id
     assert new != old and rows(con, old) == before
     assert [r[3] for r in before] == [2] and [r[3] for r in rows(con, new)] == [3]
 
@@ -130,20 +130,20 @@ def test_a_version_holds_exactly_the_targets_of_its_own_selection(
         accept(con, f"openalex:W{n}", f"A brief about problem {n}.")
     full = splits.write_version(con, settings(), "eval")
     limited = splits.write_version(con, settings(), "eval", targets=["openalex:W2", "arxiv:x"])
-    assert full["counts"]["instances"] == 5 and limited["counts"]["instances"] == 1
-    assert [r[0] for r in rows(con, limited["version_id"])] == ["openalex:W2"]
-    assert limited["version_id"] != full["version_id"]
+    assert full.counts["instances"] == 5 and limited.counts["instances"] == 1
+    assert [r[0] for r in rows(con, limited.version_id)] == ["openalex:W2"]
+    assert limited.version_id != full.version_id
 
 
 def test_a_label_never_changes_and_the_refusal_is_said(con: duckdb.DuckDBPyConnection) -> None:
     accept(con, "openalex:W1", "A brief about one problem.")
     first = splits.write_version(con, settings(), "eval", label="paper-run")
     again = splits.write_version(con, settings(), "eval", label="renamed")
-    assert again["version_id"] == first["version_id"] and again["label"] == "paper-run"
-    assert "labels never change" in again["notes"][0] and "'renamed'" in again["notes"][0]
+    assert again.version_id == first.version_id and again.label == "paper-run"
+    assert "labels never change" in again.notes[0] and "'renamed'" in again.notes[0]
     [(label,)] = con.execute("SELECT label FROM split_versions").fetchall()
     assert label == "paper-run"
-    assert splits.write_version(con, settings(), "eval")["label"] == "paper-run"
+    assert splits.write_version(con, settings(), "eval").label == "paper-run"
 
 
 def test_the_version_hashes_the_code_and_the_llm_host(tmp_path: Path) -> None:
@@ -179,14 +179,14 @@ def test_a_version_keeps_its_grades_and_findings_when_a_target_is_regraded(
     brief_id = "b-openalex:W1-A brief about one problem."
     finding = {"brief_id": brief_id, "check": "lexical", "passed": True, "level": "none"}
     warehouse.upsert(con, "audit_findings", [{**finding, "detail": "clean"}], ["brief_id", "check"])
-    old = splits.write_version(con, settings(), "eval")["version_id"]
+    old = splits.write_version(con, settings(), "eval").version_id
     kept = con.execute(
         "SELECT paper_id, tier, rationale FROM version_grades WHERE version_id = ?", [old]
     ).fetchall()
     assert kept == [("openalex:W1-ref", 2, "why")]
     accept(con, "openalex:W1", "A brief about one problem.", tier=3)  # regraded
     warehouse.upsert(con, "audit_findings", [{**finding, "detail": "new"}], ["brief_id", "check"])
-    new = splits.write_version(con, settings(), "eval")["version_id"]
+    new = splits.write_version(con, settings(), "eval").version_id
     assert new != old
     assert (
         con.execute(
@@ -224,7 +224,7 @@ def test_the_competitor_recovers_no_target_from_a_content_hashed_version(
     warehouse.upsert(con, "papers", papers, ["paper_id"])
     for n in range(1, 7):
         accept(con, f"openalex:W{n}", f"A brief about sharded indexes for problem {n}.")
-    version = splits.write_version(con, settings(), "eval")["version_id"]
+    version = splits.write_version(con, settings(), "eval").version_id
     report = boundary_store.attack_version(con, settings(), version)
     assert report.instances == 6 and report.hash.tried > 0
     assert report.hash.recovered == {}

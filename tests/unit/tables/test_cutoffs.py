@@ -67,7 +67,7 @@ def test_a_rebuild_at_jitter_0_keeps_the_cutoff_and_says_why(
     accept(con, "openalex:W1", "A brief about one problem.")
     _cutoff(con, "openalex:W1", D(2025, 2, 20))  # 9 days before the exact cutoff
     first = splits.write_version(con, settings(), "eval")
-    assert first["notes"] == [] and first["cutoffs_kept"] == 0
+    assert first.notes == () and first.cutoffs_kept == 0
     offsets = boundary_store.cutoff_offsets(con, settings(cutoff_jitter_days=0))
     assert offsets("openalex:W1") == 9 and offsets("openalex:W2") == 0
     accept(con, "openalex:W2", "A brief about another problem.")  # exact: jitter 0 drew 0
@@ -75,7 +75,7 @@ def test_a_rebuild_at_jitter_0_keeps_the_cutoff_and_says_why(
     row = con.execute(
         "SELECT cutoff_jitter_days, cutoff_jitter_setting, cutoffs_kept FROM split_versions "
         "WHERE version_id = ?",
-        [second["version_id"]],
+        [second.version_id],
     ).fetchone()
     assert row == (30, 0, 1)
     stored = con.execute(
@@ -83,14 +83,14 @@ def test_a_rebuild_at_jitter_0_keeps_the_cutoff_and_says_why(
         "FROM published_cutoffs ORDER BY 1"
     ).fetchall()
     assert stored == [
-        ("openalex:W1", 9, 30, D(2025, 2, 20), first["version_id"]),
-        ("openalex:W2", 0, 0, D(2025, 3, 1), second["version_id"]),
+        ("openalex:W1", 9, 30, D(2025, 2, 20), first.version_id),
+        ("openalex:W2", 0, 0, D(2025, 3, 1), second.version_id),
     ]
-    assert len(second["notes"]) == 1
-    assert "1 of 2 cutoffs were first published by an earlier version" in second["notes"][0]
-    assert "INSPIRE_CUTOFF_JITTER_DAYS=0 did not apply" in second["notes"][0]
+    assert len(second.notes) == 1
+    assert "1 of 2 cutoffs were first published by an earlier version" in second.notes[0]
+    assert "INSPIRE_CUTOFF_JITTER_DAYS=0 did not apply" in second.notes[0]
     again = splits.write_version(con, settings(cutoff_jitter_days=0), "eval")
-    assert again["version_id"] == second["version_id"] and again["notes"] == second["notes"]
+    assert again.version_id == second.version_id and again.notes == second.notes
 
 
 def test_the_lineage_draws_a_target_no_version_published(con: duckdb.DuckDBPyConnection) -> None:
