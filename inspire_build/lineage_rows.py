@@ -11,7 +11,8 @@ import duckdb
 from inspire_build import warehouse
 from inspire_build.classify import ResolvedReference, ResolvedWork, TargetLineage
 from inspire_build.ids import PaperId, Scheme
-from inspire_build.models import DatePrecision, Paper, ReferenceStatus, Source
+from inspire_build.models import DatePrecision, Paper, ReferenceStatus, Source, Target
+from inspire_build.tables import lineage as lineage_table
 
 
 def write(
@@ -80,20 +81,22 @@ def _write_target(
             [],
             ["split", "paper_id"],
         )
-    row = {
-        "split": split,
-        "paper_id": target_id,
-        "title": _pick(result.work, "title"),
-        "abstract": _pick(result.work, "abstract"),
-        "first_public_date": result.target_date,
-        "cutoff_date": result.cutoff,
-        "status": result.status.value,
-        "reason": result.reason,
-        "outcome": result.outcome.value,
-        "source_problems": result.source_problems,
-        "updated_at": now,
-    }
-    warehouse.upsert(con, "targets", [row], ["split", "paper_id"])
+    target = Target.model_validate(
+        {
+            "split": split,
+            "paper_id": target_id,
+            "title": _pick(result.work, "title"),
+            "abstract": _pick(result.work, "abstract"),
+            "first_public_date": result.target_date,
+            "cutoff_date": result.cutoff,
+            "status": result.status,
+            "reason": result.reason,
+            "outcome": result.outcome,
+            "source_problems": result.source_problems,
+            "updated_at": now,
+        }
+    )
+    lineage_table.write_targets(con, [target])
 
 
 def _completeness_row(

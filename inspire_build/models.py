@@ -230,22 +230,26 @@ class Reference(Record):
 
 
 class Target(Record):
-    """A candidate target paper of a split, with its terminal status and the reason for it."""
+    """A candidate target paper of a split, with its terminal status and the reason for it: a
+    row of ``targets``."""
 
-    paper_id: str
     split: str
-    ids: PaperIds
+    paper_id: str
     title: str | None = None
+    # every candidate's text: the audit's bm25 attacker ranks a window's candidates
+    abstract: str | None = None
     first_public_date: dt.date | None = None
-    cutoff_date: dt.date | None = None
+    cutoff_date: dt.date | None = None  # the published cutoff, once lineage has set it
     status: TargetStatus = TargetStatus.CANDIDATE
     reason: str | None = None
     outcome: TargetOutcome | None = None  # the reason's kind
     source_problems: str | None = None  # what the sources could not say about it
+    updated_at: dt.datetime
 
 
 class Brief(Record):
-    """A solution-redacted research brief written from a target."""
+    """A solution-redacted research brief written from a target (one per attempt): a row of
+    ``briefs``. An attempt the model failed for good has an empty text."""
 
     brief_id: str
     target_id: str
@@ -257,6 +261,7 @@ class Brief(Record):
     model: str
     status: BriefStatus | None = None
     reason: str | None = None
+    created_at: dt.datetime
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -276,7 +281,7 @@ class AuditFinding(Record):
 
 class Grade(Record):
     """An eligible reference's tier for one target, with the grader's rationale; a role only
-    above tier 0 (an antecedent), none at tier 0."""
+    above tier 0 (an antecedent), none at tier 0: a row of ``grades``."""
 
     target_id: str
     paper_id: str
@@ -295,7 +300,8 @@ class Grade(Record):
 
 
 class Instance(Record):
-    """One benchmark item of a split version: what the agent sees, plus evaluator-only keys."""
+    """One benchmark item of a split version: what the agent sees, plus evaluator-only keys; a
+    row of ``instances``. Its ID is an HMAC under the warehouse's secret instance key."""
 
     instance_id: str
     version_id: str

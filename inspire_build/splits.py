@@ -16,7 +16,7 @@ import functools
 import hashlib
 import json
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from inspire_build import __version__, boundary, boundary_store, warehouse
 from inspire_build.config import Settings
 from inspire_build.cutoff import VersionCutoffs, version_cutoffs
 from inspire_build.errors import InputError
-from inspire_build.models import SplitVersion
+from inspire_build.models import Instance, SplitVersion
 from inspire_build.tables import cutoffs as cutoffs_table
 from inspire_build.tables import gold as gold_table
 from inspire_build.tables import lineage as lineage_table
@@ -133,14 +133,14 @@ def version_id(split: str, config: str, accepted: Sequence[_Accepted]) -> str:
 
 def _rows(
     key: bytes, version: str, accepted: Sequence[_Accepted]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The version's instance rows and qrel rows."""
+) -> tuple[list[Instance], list[dict[str, Any]]]:
+    """The version's instances and qrel rows."""
     instances, qrels = [], []
     for a in accepted:
-        row, rels = instance_rows(
+        made, rels = instance_rows(
             key, version, a.target_id, (a.brief_id, a.brief), a.cutoff, a.grades
         )
-        instances.append(row)
+        instances.append(made)
         qrels += rels
     return instances, qrels
 
@@ -152,33 +152,33 @@ def instance_rows(
     brief: tuple[str, str],
     cutoff: Any,
     antecedents: Sequence[tuple[str, int, str | None]],
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One instance's row, its ID keyed by the instance key, and its qrel rows; ``brief`` is
-    the brief's ID and text, ``antecedents`` (paper ID, tier, role)."""
+) -> tuple[Instance, list[dict[str, Any]]]:
+    """One instance, its ID keyed by the instance key, and its qrel rows; ``brief`` is the
+    brief's ID and text, ``antecedents`` (paper ID, tier, role)."""
     at = {"version_id": version, "instance_id": boundary.instance_id(key, version, target_id)}
-    row = {
+    made = Instance(
         **at,
-        "target_id": target_id,
-        "brief_id": brief[0],
-        "brief": brief[1],
-        "cutoff_date": cutoff,
-        "n_antecedents": len(antecedents),
-    }
-    return row, [{**at, "paper_id": p, "tier": t, "role": r} for p, t, r in antecedents]
+        target_id=target_id,
+        brief_id=brief[0],
+        brief=brief[1],
+        cutoff_date=cutoff,
+        n_antecedents=len(antecedents),
+    )
+    return made, [{**at, "paper_id": p, "tier": t, "role": r} for p, t, r in antecedents]
 
 
 def _records(
-    con: duckdb.DuckDBPyConnection, version: str, instances: Sequence[Mapping[str, Any]]
+    con: duckdb.DuckDBPyConnection, version: str, instances: Sequence[Instance]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The version's own copy of every grade of its targets (tier 0 included, with rationales)
     and of its briefs' audit findings, so a later build that regrades a target or re-audits a
     brief never changes what this version says."""
     grades, findings = [], []
     for instance in instances:
-        target = {"version_id": version, "target_id": instance["target_id"]}
-        grades += [{**target, **g} for g in gold_table.grades(con, instance["target_id"])]
-        brief = {"version_id": version, "instance_id": instance["instance_id"]}
-        findings += [{**brief, **f} for f in gold_table.findings(con, instance["brief_id"])]
+        target = {"version_id": version, "target_id": instance.target_id}
+        grades += [{**target, **g} for g in gold_table.grades(con, instance.target_id)]
+        brief = {"version_id": version, "instance_id": instance.instance_id}
+        findings += [{**brief, **f} for f in gold_table.findings(con, instance.brief_id)]
     return grades, findings
 
 
@@ -207,54 +207,44 @@ def write_version(
     statuses = lineage_table.target_statuses(con, split)
     instances, qrels = _rows(boundary_store.instance_key(con, settings), version, accepted)
     cutoffs = _cutoffs(con, settings, split, version, accepted)
-    counts = {
-        "instances": len(instances),
-        "graded_antecedents": len(qrels),
-        **{f"targets_{k}": int(v) for k, v in statuses.items()},
-    }
     model = "rules-v1" if settings.llm_backend == "rules" else settings.llm_model
-    row: dict[str, Any] = {
-        "version_id": version,
-        "split": split,
-        "label": label,
-        "config_hash": config,
-        "code_version": __version__,
-        "prompt_hashes": {n: p.hash for n, p in sorted(load_prompts().items())},
-        "models": {
+    made = SplitVersion(
+        version_id=version,
+        split=split,
+        label=label,
+        config_hash=config,
+        code_version=__version__,
+        prompt_hashes={n: p.hash for n, p in sorted(load_prompts().items())},
+        models={
             "llm": model,
             "backend": settings.llm_backend,
             "grade_readings": settings.grade_readings,
         },
-        "counts": counts,
-        "created_at": now,
-        "status": "complete",
-        "cutoff_jitter_days": cutoffs.jitter_days,
-        "written_at": now,
-        "cutoff_jitter_setting": settings.cutoff_jitter_days,
-        "cutoffs_kept": cutoffs.kept,
-    }
-    notes = cutoff_notes(cutoffs, settings.cutoff_jitter_days)
+        counts={
+            "instances": len(instances),
+            "graded_antecedents": len(qrels),
+            **{f"targets_{k}": int(v) for k, v in statuses.items()},
+        },
+        created_at=now,
+        status="complete",
+        cutoff_jitter_days=cutoffs.jitter_days,
+        written_at=now,
+        cutoff_jitter_setting=settings.cutoff_jitter_days,
+        cutoffs_kept=cutoffs.kept,
+        notes=tuple(cutoff_notes(cutoffs, settings.cutoff_jitter_days)),
+    )
     with warehouse.transaction(con):
-        existing = versions.written(con, version)
-        if existing:
-            notes += _rewritten(con, version, label, existing[1], now)
-            return SplitVersion.model_validate(
-                {
-                    **row,
-                    "created_at": existing[0],
-                    "label": existing[1],
-                    "counts": json.loads(existing[2]),
-                    "notes": notes,
-                }
-            )
-        warehouse.upsert(con, "split_versions", [row], ["version_id"])
+        existing = versions.split_version(con, version)
+        if existing is not None:
+            return _rewritten(con, existing, label, now, made.notes)
+        versions.insert(con, made)
         cutoffs_table.publish(con, cutoffs.first, now)
-        warehouse.upsert(con, "instances", instances, ["version_id", "instance_id"])
+        versions.write_instances(con, instances)
         warehouse.upsert(con, "qrels", qrels, ["version_id", "instance_id", "paper_id"])
         grades, findings = _records(con, version, instances)
         warehouse.upsert(con, "version_grades", grades, ["version_id", "target_id", "paper_id"])
         warehouse.upsert(con, "version_findings", findings, ["version_id", "instance_id", "check"])
-    return SplitVersion.model_validate({**row, "notes": notes})
+    return made
 
 
 def _cutoffs(
@@ -291,16 +281,23 @@ def cutoff_notes(cutoffs: VersionCutoffs, setting: int) -> list[str]:
 
 
 def _rewritten(
-    con: duckdb.DuckDBPyConnection, version: str, label: str | None, kept: str | None, now: Any
-) -> list[str]:
-    """Mark an existing version written again (the latest); its label stays."""
+    con: duckdb.DuckDBPyConnection,
+    stored: SplitVersion,
+    label: str | None,
+    now: dt.datetime,
+    notes: Sequence[str],
+) -> SplitVersion:
+    """Mark an existing version written again (the latest), and return it as stored; its
+    label stays."""
+    version = stored.version_id
     warehouse.update_where(con, "split_versions", {"written_at": now}, {"version_id": version})
-    if label is not None and label != kept:
-        return [
-            f"version {version} exists already with label {kept!r}; labels never change, so "
-            f"{label!r} was not applied"
+    if label is not None and label != stored.label:
+        notes = [
+            *notes,
+            f"version {version} exists already with label {stored.label!r}; labels never "
+            f"change, so {label!r} was not applied",
         ]
-    return []
+    return stored.model_copy(update={"written_at": now, "notes": tuple(notes)})
 
 
 def version_qrels(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, dict[str, int]]:

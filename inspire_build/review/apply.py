@@ -28,6 +28,7 @@ import duckdb
 from inspire_build import boundary_store, gold, splits, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError
+from inspire_build.models import SplitVersion
 from inspire_build.review import decisions
 from inspire_build.review.curation import brief_rules, json_value, standing_of
 from inspire_build.review.decisions import Graded, Standing, Stored
@@ -133,40 +134,40 @@ def apply_reviews(
     version = reviewed_version_id(split, config, kept)
     now = dt.datetime.now(dt.UTC)
     counts = json_value(header["counts"])
-    row: dict[str, Any] = {
-        "version_id": version,
-        "split": split,
-        "label": label,
-        "config_hash": config,
-        "code_version": header["code_version"],
-        "prompt_hashes": json_value(header["prompt_hashes"]),
-        "models": json_value(header["models"]),
-        "counts": {
+    made = SplitVersion(
+        version_id=version,
+        split=split,
+        label=label,
+        config_hash=config,
+        code_version=header["code_version"],
+        prompt_hashes=json_value(header["prompt_hashes"]),
+        models=json_value(header["models"]),
+        counts={
             **{k: v for k, v in counts.items() if k.startswith("targets_")},
             "instances": len(kept),
             "graded_antecedents": sum(len(r.antecedents) for r in kept),
         },
-        "created_at": now,
-        "status": "complete",
-        "cutoff_jitter_days": header["cutoff_jitter_days"],
-        "written_at": now,
-        "reviews": {"base_version": base, "review_ids": applied, "figures": figures.as_dict()},
-    }
+        created_at=now,
+        status="complete",
+        cutoff_jitter_days=header["cutoff_jitter_days"],
+        written_at=now,
+        reviews={"base_version": base, "review_ids": applied, "figures": figures.as_dict()},
+    )
     with warehouse.transaction(con):
         existing = versions.written(con, version)
         if existing:  # the same reviews on the same base: the same version, the latest again
             warehouse.update_where(
                 con, "split_versions", {"written_at": now}, {"version_id": version}
             )
-            return {**row, "created_at": existing[0], "label": existing[1], "notes": []}
-        _write(con, settings, row, kept)
-    return {**row, "notes": []}
+            return {**made.as_dict(), "created_at": existing[0], "label": existing[1]}
+        _write(con, settings, made, kept)
+    return made.as_dict()
 
 
 def _write(
-    con: duckdb.DuckDBPyConnection, settings: Settings, row: dict[str, Any], kept: list[Stored]
+    con: duckdb.DuckDBPyConnection, settings: Settings, made: SplitVersion, kept: list[Stored]
 ) -> None:
-    version = str(row["version_id"])
+    version = made.version_id
     key = boundary_store.instance_key(con, settings)
     instances, qrels, grades, findings = [], [], [], []
     for record in kept:
@@ -176,14 +177,14 @@ def _write(
         )
         instances.append(instance)
         qrels += rels
-        at = {"version_id": version, "instance_id": instance["instance_id"]}
+        at = {"version_id": version, "instance_id": instance.instance_id}
         grades += [
             {"version_id": version, "target_id": record.target_id, **dataclasses.asdict(g)}
             for g in record.grades
         ]
         findings += [{**at, **f} for f in record.findings]
-    warehouse.upsert(con, "split_versions", [row], ["version_id"])
-    warehouse.upsert(con, "instances", instances, ["version_id", "instance_id"])
+    versions.insert(con, made)
+    versions.write_instances(con, instances)
     warehouse.upsert(con, "qrels", qrels, ["version_id", "instance_id", "paper_id"])
     warehouse.upsert(con, "version_grades", grades, ["version_id", "target_id", "paper_id"])
     warehouse.upsert(con, "version_findings", findings, ["version_id", "instance_id", "check"])

@@ -2,11 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
 
 from inspire_build import warehouse
+from inspire_build.models import Brief, Grade
+from inspire_build.tables import model_rows
+
+
+def replace_briefs(con: duckdb.DuckDBPyConnection, target_id: str, briefs: Sequence[Brief]) -> None:
+    """A target's briefs, every attempt, in place of those an earlier run wrote."""
+    rows = model_rows.rows(briefs)
+    warehouse.replace_where(con, "briefs", {"target_id": target_id}, rows, ["brief_id"])
+
+
+def replace_grades(con: duckdb.DuckDBPyConnection, target_id: str, grades: Sequence[Grade]) -> None:
+    """A target's grades, tier 0 included, in place of those an earlier run wrote."""
+    rows = model_rows.rows(grades)
+    key = ["target_id", "paper_id"]
+    warehouse.replace_where(con, "grades", {"target_id": target_id}, rows, key)
+
+
+def target_briefs(con: duckdb.DuckDBPyConnection, target_id: str) -> list[Brief]:
+    """A target's briefs, by attempt."""
+    found = warehouse.dicts(
+        con, "SELECT * FROM briefs WHERE target_id = ? ORDER BY attempt, brief_id", [target_id]
+    )
+    return model_rows.read(Brief, found)
+
+
+def target_grades(con: duckdb.DuckDBPyConnection, target_id: str) -> list[Grade]:
+    """A target's grades, tier 0 included, by paper ID."""
+    found = warehouse.dicts(
+        con, "SELECT * FROM grades WHERE target_id = ? ORDER BY paper_id", [target_id]
+    )
+    return model_rows.read(Grade, found)
 
 
 def accepted_briefs(con: duckdb.DuckDBPyConnection, split: str) -> list[tuple[Any, ...]]:

@@ -4,11 +4,25 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
 
 from inspire_build import warehouse
+from inspire_build.models import Target
+from inspire_build.tables import model_rows
+
+
+def write_targets(con: duckdb.DuckDBPyConnection, targets: Sequence[Target]) -> None:
+    """Write ``targets``, each in place of the row its split already holds for its paper."""
+    warehouse.upsert(con, "targets", model_rows.rows(targets), ["split", "paper_id"])
+
+
+def targets(con: duckdb.DuckDBPyConnection, split: str) -> list[Target]:
+    """A split's targets, by paper ID."""
+    found = warehouse.dicts(con, "SELECT * FROM targets WHERE split = ? ORDER BY paper_id", [split])
+    return model_rows.read(Target, found)
 
 
 def completeness(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

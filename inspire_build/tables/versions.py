@@ -6,13 +6,42 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from inspire_build import warehouse
+from inspire_build.models import Instance, SplitVersion
 from inspire_build.tables import lineage as lineage_table
+from inspire_build.tables import model_rows
+
+JSON_COLUMNS = ("prompt_hashes", "models", "counts", "reviews")  # of split_versions
+
+
+def insert(con: duckdb.DuckDBPyConnection, version: SplitVersion) -> None:
+    """Write a version's ``split_versions`` row (its notes are never stored)."""
+    warehouse.upsert(con, "split_versions", [model_rows.row(version)], ["version_id"])
+
+
+def write_instances(con: duckdb.DuckDBPyConnection, instances: Sequence[Instance]) -> None:
+    warehouse.upsert(con, "instances", model_rows.rows(instances), ["version_id", "instance_id"])
+
+
+def split_version(con: duckdb.DuckDBPyConnection, version: str) -> SplitVersion | None:
+    """A version as it is stored (None: no such version)."""
+    found = warehouse.dicts(con, "SELECT * FROM split_versions WHERE version_id = ?", [version])
+    read = model_rows.read(SplitVersion, found, JSON_COLUMNS)
+    return read[0] if read else None
+
+
+def instances(con: duckdb.DuckDBPyConnection, version: str) -> list[Instance]:
+    """Every instance of a version, by instance ID."""
+    found = warehouse.dicts(
+        con, "SELECT * FROM instances WHERE version_id = ? ORDER BY instance_id", [version]
+    )
+    return model_rows.read(Instance, found)
 
 
 def briefs(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple[str, str, str]]:

@@ -111,6 +111,7 @@ def test_brief_counts_its_words() -> None:
         prompt_hash="h",
         backend="rules",
         model="rules",
+        created_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     )
     assert brief.word_count == 4
     assert brief.model_dump()["word_count"] == 4
