@@ -157,3 +157,40 @@ def distinct_share(
         for i, bag in enumerate(bags)
     )
     return own / len(bags) if bags else 1.0
+
+
+def distinct_bound(briefs: int, top: int, candidates: int, attempts: int = 1) -> tuple[float, int]:
+    """(the largest share of ``briefs`` distinct problems any writer can expect, the problem
+    size its first draft states) when a brief whose target ranks in the ``top`` of its window
+    fails, and a writer has ``attempts`` drafts.
+
+    A problem stated specifically enough to be one brief's alone is stated by the few
+    candidates that share it (its size F); a lexical attacker cannot tell them apart, so the
+    target ranks uniformly among them and the draft passes with chance 1 - top/F. The brief
+    stays its own only if no other brief's target, drawn from the ``candidates`` without
+    replacement, shares its problem. A failed draft is redrafted more generally (a larger F);
+    the last failure falls back to the field's problem, counted as not distinct. Chances of
+    passing are taken as independent across drafts: the truth (a target ranked high in one
+    problem ranks high in a wider one) only lowers the bound.
+    """
+    sizes = range(top + 1, candidates + 1)
+    own = {size: _alone(briefs, size, candidates) * (1 - top / size) for size in sizes}
+    later = [0.0] * (candidates + 2)  # later[F]: the best the drafts after one of size F reach
+    first: dict[int, float] = {}
+    for _ in range(attempts):
+        value = {size: own[size] + top / size * later[size] for size in sizes}
+        best_after = 0.0
+        for size in reversed(sizes):
+            later[size] = best_after
+            best_after = max(best_after, value[size])
+        first = value
+    return max(((v, s) for s, v in first.items()), default=(0.0, 0))
+
+
+def _alone(briefs: int, size: int, candidates: int) -> float:
+    """The chance that none of the other briefs' targets is among the ``size`` candidates
+    sharing a problem with this one's."""
+    chance = 1.0
+    for other in range(briefs - 1):
+        chance *= max(0, candidates - size - other) / (candidates - 1 - other)
+    return chance

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 
@@ -82,3 +83,38 @@ def test_distinct_share_counts_problems_no_other_brief_restates() -> None:
     # least 0.9); only 7 (9 of 11 in 6) is its own.
     assert V.distinct_share(problems, frame=1.0) == 1 / 7
     assert V.distinct_share([]) == 1.0
+
+
+def test_distinct_bound_by_hand() -> None:
+    # one brief: the whole field as its problem hides it best: 1 - 10/100
+    assert V.distinct_bound(1, 10, 100) == pytest.approx((0.9, 100))
+    # two briefs among 100: (1 - 10/F) (100 - F) / 99 peaks at F = 32: 22 * 68 / (32 * 99)
+    reached, size = V.distinct_bound(2, 10, 100)
+    assert size == 32 and reached == pytest.approx(22 * 68 / (32 * 99))
+    # more briefs from the same candidates: fewer can be their own
+    assert V.distinct_bound(27, 10, 3906)[0] < V.distinct_bound(2, 10, 3906)[0]
+    # a field too small to hide anything
+    assert V.distinct_bound(5, 10, 10) == (0.0, 0)
+
+
+def test_distinct_bound_with_redrafts_by_hand() -> None:
+    # one brief, top 1, 3 candidates: a first draft shared by 2 passes half the time, then one
+    # shared by all 3 passes 2/3 of the rest: 1/2 + 1/2 * 2/3; starting at 3 gives only 2/3
+    assert V.distinct_bound(1, 1, 3, attempts=2) == pytest.approx((1 / 2 + 1 / 2 * 2 / 3, 2))
+    assert V.distinct_bound(1, 1, 3, attempts=1) == pytest.approx((2 / 3, 3))
+    # redrafts can only help
+    assert V.distinct_bound(27, 10, 3906, 3)[0] > V.distinct_bound(27, 10, 3906, 1)[0]
+
+
+def test_distinct_bound_matches_a_simulated_writer() -> None:
+    # 120 candidates in problems of 24; 6 briefs; a draft fails when its target ranks in the top
+    # 4 of its problem's 24: the simulated share of briefs both hidden and alone
+    rng, size, trials, own = random.Random(7), 24, 4000, 0
+    for _ in range(trials):
+        picked = rng.sample(range(120), 6)
+        for target in picked:
+            alone = all(other // size != target // size for other in picked if other != target)
+            own += alone and rng.randrange(size) >= 4
+    reached = (1 - 4 / size) * V._alone(6, size, 120)
+    assert own / (6 * trials) == pytest.approx(reached, abs=0.015)
+    assert V.distinct_bound(6, 4, 120)[0] >= reached
