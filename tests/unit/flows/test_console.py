@@ -1,80 +1,65 @@
-"""Prefect's console tells our errors in one line: also a DuckDB error that a signal's Cancelled
-caused (a Ctrl-C that lands mid-query surfaces as ``RuntimeError: Query interrupted``, with the
-Cancelled as its cause; CI once printed its traceback).
-
-In-process flow runs use the project's Prefect: the served server when `make serve` runs one
-(its runs then show in the UI, and no temporary server starts), else the project's PREFECT_HOME."""
+"""flows/console.py, the one module that relies on Prefect's private API: it holds for the pinned
+Prefect only, and says so in one line with another; a SIGTERM while a flow runs cancels it as
+Ctrl-C does; Prefect's console prints through another file for a while (the progress bars)."""
 
 from __future__ import annotations
 
+import io
+import logging
+import re
+import runpy
+import signal
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from flows import console
-from flows.console import use_project_prefect
-from inspire_build.errors import Cancelled
+from inspire_build import cancellation
+from inspire_build.errors import Cancelled, InspireError
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
-def raised_from(cause: BaseException | None) -> BaseException:
+def test_the_guard_names_the_pin_of_pyproject() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    (pin,) = [d for d in project["dependencies"] if re.match(r"prefect\b", d)]
+    assert pin == f"prefect>={console.PINNED},<3.{int(console.PINNED.split('.')[1]) + 1}"
+
+
+def test_another_prefect_is_refused_at_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("importlib.metadata.version", lambda name: "3.10.0")
+    with pytest.raises(InspireError, match=r"private API of Prefect 3\.9, not 3\.10\.0's"):
+        runpy.run_path(str(ROOT / "flows" / "console.py"))
+
+
+def test_a_sigterm_while_a_flow_runs_cancels_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefect.exceptions import TerminationSignal
+    from prefect.utilities import engine
+
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server
+    monkeypatch.setattr(engine, "_prefect_sigterm_handler", engine._prefect_sigterm_handler)
+    with console.in_process():
+        assert engine._prefect_sigterm_handler is cancellation.cancel
+    stopped = console.as_cancelled(TerminationSignal(signal=signal.SIGTERM))
+    assert isinstance(stopped, Cancelled) and str(stopped) == "cancelled by SIGTERM"
+
+
+def test_the_temporary_server_is_prefects_own() -> None:
+    command, added = console.server_command(4321)
+    assert "prefect.server.api.server:create_app" in command and "4321" in command
+    assert added == {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1"}
+
+
+def test_prefects_console_prints_through_a_file_for_a_while() -> None:
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    handler = PrefectConsoleHandler(stream=io.StringIO())
+    logging.getLogger("prefect").addHandler(handler)
     try:
-        try:
-            if cause is not None:
-                raise cause
-            raise RuntimeError("Query interrupted")
-        except BaseException as inner:
-            if cause is None:
-                raise
-            raise RuntimeError("Query interrupted") from inner
-    except BaseException as outer:
-        return outer
-
-
-def test_an_error_our_cancellation_caused_is_ours() -> None:
-    assert console._ours(raised_from(Cancelled("cancelled by SIGINT")))
-
-
-@pytest.mark.parametrize("error", [raised_from(None), raised_from(ValueError("x")), None])
-def test_other_errors_keep_their_traceback(error: BaseException | None) -> None:
-    assert not console._ours(error)
-
-
-def test_an_interrupted_query_after_a_signal_is_ours(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(console, "_signalled", ["cancelled by SIGTERM"])
-    assert console._ours(raised_from(None))
-
-
-# --- in-process flow runs use the project's Prefect ---------------------------------------------
-
-
-URL = "http://127.0.0.1:4311/api"
-
-
-def served(root: Path) -> None:
-    (root / "run").mkdir()
-    text = f"export PREFECT_HOME={root}/.prefect\nexport PREFECT_API_URL={URL}\n"
-    (root / "run" / "prefect.env").write_text(text)
-
-
-def test_a_served_server_that_answers_is_used(tmp_path: Path) -> None:
-    served(tmp_path)
-    environ: dict[str, str] = {}
-    assert use_project_prefect(tmp_path, environ, healthy=lambda url: url == URL) == URL
-    assert environ == {"PREFECT_API_URL": URL, "PREFECT_HOME": f"{tmp_path}/.prefect"}
-
-
-def test_a_stale_env_file_falls_back_to_the_projects_home(tmp_path: Path) -> None:
-    served(tmp_path)
-    environ: dict[str, str] = {}
-    assert use_project_prefect(tmp_path, environ, healthy=lambda _: False) is None
-    assert environ == {"PREFECT_HOME": str(tmp_path / ".prefect")}
-
-
-def test_variables_already_set_win(tmp_path: Path) -> None:
-    served(tmp_path)
-    environ = {"PREFECT_API_URL": "http://elsewhere/api"}
-    assert use_project_prefect(tmp_path, environ, healthy=lambda _: True) == "http://elsewhere/api"
-    assert environ == {"PREFECT_API_URL": "http://elsewhere/api"}
-    environ = {"PREFECT_HOME": "/mine"}
-    assert use_project_prefect(tmp_path / "nowhere", environ) is None
-    assert environ == {"PREFECT_HOME": "/mine"}
+        own, elsewhere = handler.console.file, io.StringIO()
+        with console.printed_through(elsewhere):
+            assert handler.console.file is elsewhere
+        assert handler.console.file is own
+    finally:
+        logging.getLogger("prefect").removeHandler(handler)

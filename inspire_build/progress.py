@@ -1,16 +1,17 @@
 """A build's progress by stage, for whoever watches it in this process: `inspire build` draws a
 progress bar per stage on a terminal. (Prefect's UI follows the build's progress artifact and
-its log lines; those reach every process, this only the one the flow runs in.)"""
+its log lines; those reach every process, this only the one the build runs in.)"""
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any, cast
 
 Watcher = Callable[[str, int, int], None]
+# Sends what other printers write (Prefect's console lines) through a file while a block runs.
+Redirect = Callable[[IO[str]], contextlib.AbstractContextManager[None]]
 _watchers: list[Watcher] = []
 
 
@@ -31,9 +32,10 @@ def watching(watch: Watcher) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def bars(console: Any = None) -> Iterator[None]:
+def bars(console: Any = None, above: Redirect | None = None) -> Iterator[None]:
     """A rich progress bar per stage while the block runs, on stderr when it is a terminal
-    (elsewhere the log lines tell the same). Prefect's console lines print above the bars."""
+    (elsewhere the log lines tell the same). What ``above`` redirects (Prefect's console lines,
+    flows/console.py) prints above the bars, line by line."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
@@ -50,30 +52,9 @@ def bars(console: Any = None) -> Iterator[None]:
                 shown[stage] = progress.add_task(stage, total=total)
             progress.update(shown[stage], completed=done, total=total)
 
-        with _prefect_lines_above(console), watching(watch):
+        redirected = above(cast(IO[str], _Above(console))) if above else contextlib.nullcontext()
+        with redirected, watching(watch):
             yield
-
-
-@contextlib.contextmanager
-def _prefect_lines_above(console: Any) -> Iterator[None]:
-    """Prefect's console handlers print through ``console`` (so above its live bars), then
-    through their own again."""
-    from prefect.logging.handlers import PrefectConsoleHandler
-
-    handlers = [
-        handler
-        for logger in (logging.getLogger(), logging.getLogger("prefect"))
-        for handler in logger.handlers
-        if isinstance(handler, PrefectConsoleHandler)
-    ]
-    own = [handler.console.file for handler in handlers]
-    for handler in handlers:
-        handler.console.file = cast(IO[str], _Above(console))
-    try:
-        yield
-    finally:
-        for handler, file in zip(handlers, own, strict=True):
-            handler.console.file = file
 
 
 class _Above:

@@ -3,11 +3,14 @@ anything else no bar at all."""
 
 from __future__ import annotations
 
+import contextlib
 import io
+from collections.abc import Iterator
+from typing import IO
 
 from rich.console import Console
 
-from flows import progress
+from inspire_build import progress
 
 
 def test_watchers_see_every_step_while_they_watch() -> None:
@@ -43,3 +46,22 @@ def test_lines_print_whole_above_the_bars() -> None:
     assert screen.getvalue() == ""
     above.write("eage done\nnext")
     assert screen.getvalue() == "12:00 | INFO | lineage done\n"
+
+
+def test_what_above_redirects_prints_above_the_bars_while_they_show() -> None:
+    screen = io.StringIO()
+    files: list[object] = []
+
+    @contextlib.contextmanager
+    def above(file: IO[str]) -> Iterator[None]:
+        files.append(file)
+        yield
+        files.append(None)
+
+    with progress.bars(Console(file=screen, force_terminal=True, width=100), above):
+        assert len(files) == 1
+        files[0].write("12:00 | INFO | lineage done\n")  # type: ignore[attr-defined]
+    assert files[1] is None and "12:00 | INFO | lineage done" in screen.getvalue()
+    with progress.bars(Console(file=io.StringIO(), force_terminal=False), above):
+        pass
+    assert len(files) == 2  # no bars, nothing redirected

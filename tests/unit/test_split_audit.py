@@ -1,6 +1,6 @@
-"""The audit-split flow's report: the curator agreement over the version's review sample is
-printed after the boundary's lines, and the verdict does not read it. The leakage audit and the
-attacks are stubbed (their own tests run them), and so is Prefect's artifact."""
+"""The audit of a split version: the curator agreement over the version's review sample is
+printed after the boundary's lines, and the verdict does not read it; the model that built the
+version judges it. The leakage audit and the attacks are stubbed (their own tests run them)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import flows.audit
-from inspire_build import boundary, gold, warehouse
+from inspire_build import boundary, gold, split_audit, warehouse
 from inspire_build.config import Settings
 from inspire_build.review import sample
 from inspire_build.tables import windows
@@ -32,25 +31,18 @@ class _Attacks:
         return ["boundary held" if self.ok else "boundary FAILED"]
 
 
-class _Logger:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def info(self, line: str) -> None:
-        self.lines.append(line)
-
-
 def _audit(monkeypatch: pytest.MonkeyPatch, path: Path, boundary_ok: bool) -> list[str]:
     report = gold.AuditReport(VERSION, 2, {}, 0, [])
-    monkeypatch.setattr(flows.audit.gold, "audit_version", lambda *args: report)
+    monkeypatch.setattr(split_audit.gold, "audit_version", lambda *args: report)
     monkeypatch.setattr(
-        flows.audit.boundary_store, "attack_version", lambda *args: _Attacks(boundary_ok)
+        split_audit.boundary_store, "attack_version", lambda *args: _Attacks(boundary_ok)
     )
-    monkeypatch.setattr(flows.audit, "create_markdown_artifact", lambda **kw: None)
-    logger = _Logger()
+    said: list[str] = []
     settings = Settings(warehouse=path, llm_backend="rules")  # type: ignore[arg-type]
-    assert flows.audit._audit(logger, settings, "eval", None) is True  # else AuditFailed
-    return logger.lines
+    done = split_audit.audit(settings, "eval", None, say=said.append)
+    assert done.passed() is True  # else AuditFailed
+    assert said == list(done.lines) and done.markdown().startswith(f"# Audit of {VERSION}\n")
+    return said
 
 
 def test_the_audit_prints_the_agreement_and_decides_without_it(
@@ -73,7 +65,7 @@ def test_the_audit_prints_the_agreement_and_decides_without_it(
     at = lines.index("boundary held")
     assert lines[at + 1].startswith(f"curator agreement over the sample of {VERSION} (seed 0, 2 ")
     assert lines[at + 2] == "  no sampled instance reviewed yet (`inspire review serve`)"
-    with pytest.raises(flows.audit.AuditFailed):
+    with pytest.raises(split_audit.AuditFailed):
         _audit(monkeypatch, path, boundary_ok=False)
     with warehouse.open_warehouse(path) as con:  # recorded for `inspire export`
         assert windows.latest_verdict(con, VERSION)["reasons"] == "planted"  # type: ignore[index]
@@ -95,9 +87,9 @@ def test_the_audit_judges_with_the_model_that_built_the_version(
     with warehouse.open_warehouse(path) as con:
         _built_by_sandbox_gpt(con)
     built: list[str] = []
-    real = flows.audit.gold.make_llm
+    real = split_audit.gold.make_llm
     monkeypatch.setattr(
-        flows.audit.gold,
+        split_audit.gold,
         "make_llm",
         lambda settings, con: built.append(settings.llm_backend) or real(settings, con),
     )
@@ -121,14 +113,14 @@ def test_a_shell_naming_another_model_is_refused_unless_asked_for(
         get_settings.cache_clear()
         shell = Settings(warehouse=path, llm_backend="rules")  # type: ignore[arg-type]
         with pytest.raises(InputError, match="built with openai sandbox-gpt.*INSPIRE_LLM_BACKEND"):
-            flows.audit.judging(con, shell, VERSION, (None, None))
-        chosen, whose = flows.audit.judging(con, shell, VERSION, ("rules", None))
+            split_audit.judging(con, shell, VERSION, (None, None))
+        chosen, whose = split_audit.judging(con, shell, VERSION, ("rules", None))
         assert (chosen.llm_backend, whose) == ("rules", "given on the command line")
         with pytest.raises(InputError, match="--llm-backend"):
-            flows.audit.judging(con, shell, VERSION, ("bogus", None))
+            split_audit.judging(con, shell, VERSION, ("bogus", None))
         monkeypatch.delenv("INSPIRE_LLM_BACKEND")
         get_settings.cache_clear()
-        chosen, whose = flows.audit.judging(con, shell, VERSION, (None, None))
+        chosen, whose = split_audit.judging(con, shell, VERSION, (None, None))
         assert (chosen.llm_backend, chosen.llm_model, whose) == (
             "openai",
             "sandbox-gpt",
