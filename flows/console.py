@@ -54,6 +54,7 @@ def server_command(port: int) -> tuple[list[str], dict[str, str]]:
 
 
 def _console_handlers() -> list[Any]:
+    import prefect.main  # noqa: F401  (which sets up Prefect's logging, console handlers and all)
     from prefect.logging.handlers import PrefectConsoleHandler
 
     loggers = (logging.getLogger(), logging.getLogger("prefect"))

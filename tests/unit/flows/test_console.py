@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
 import runpy
 import signal
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -63,3 +66,29 @@ def test_prefects_console_prints_through_a_file_for_a_while() -> None:
         assert handler.console.file is own
     finally:
         logging.getLogger("prefect").removeHandler(handler)
+
+
+IN_A_FRESH_PROCESS = """
+import logging
+from flows import console
+from inspire_build import cancellation
+with console.in_process():
+    pass
+handlers = logging.getLogger().handlers + logging.getLogger("prefect").handlers
+consoles = [h for h in handlers if type(h).__name__ == "PrefectConsoleHandler"]
+print(len(consoles), all(cancellation.untraced in h.filters for h in consoles))
+"""
+
+
+def test_our_errors_are_one_line_in_the_console_of_a_fresh_process() -> None:
+    """Prefect sets up its console handlers lazily: in_process must find them all the same."""
+    env = {**os.environ, "PREFECT_API_URL": "http://127.0.0.1:9/api"}
+    done = subprocess.run(
+        [sys.executable, "-c", IN_A_FRESH_PROCESS],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.split() == ["1", "True"], done.stderr[-2000:]
