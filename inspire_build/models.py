@@ -91,6 +91,14 @@ class ReferenceStatus(StrEnum):
     SELF = "self"  # the same work as the target
 
 
+class VersionStatus(StrEnum):
+    """``split_versions.status``: a version is written in one transaction, so a stored one is
+    complete; ``building`` is kept for the rows of versions that predate that."""
+
+    BUILDING = "building"
+    COMPLETE = "complete"
+
+
 class BriefStatus(StrEnum):
     ACCEPTED = "accepted"
     REJECTED = "rejected"
@@ -325,7 +333,7 @@ class SplitVersion(Record):
     models: Mapping[str, str | int]
     counts: Mapping[str, int]
     created_at: dt.datetime
-    status: str | None = None  # "complete" once every row of the version is written
+    status: VersionStatus | None = None
     cutoff_jitter_days: int | None = None  # every cutoff lies 0 to this many days early
     written_at: dt.datetime | None = None  # the last write; the latest version is the newest
     # A reviewed version's base version, the reviews applied and the figures; None for a build.

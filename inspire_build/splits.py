@@ -26,7 +26,7 @@ from inspire_build import __version__, boundary, boundary_store, warehouse
 from inspire_build.config import Settings
 from inspire_build.cutoff import VersionCutoffs, version_cutoffs
 from inspire_build.errors import InputError
-from inspire_build.models import Instance, SplitVersion
+from inspire_build.models import Instance, SplitVersion, VersionStatus
 from inspire_build.tables import cutoffs as cutoffs_table
 from inspire_build.tables import gold as gold_table
 from inspire_build.tables import lineage as lineage_table
@@ -226,7 +226,7 @@ def write_version(
             **{f"targets_{k}": int(v) for k, v in statuses.items()},
         },
         created_at=now,
-        status="complete",
+        status=VersionStatus.COMPLETE,
         cutoff_jitter_days=cutoffs.jitter_days,
         written_at=now,
         cutoff_jitter_setting=settings.cutoff_jitter_days,

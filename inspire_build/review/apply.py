@@ -28,7 +28,7 @@ import duckdb
 from inspire_build import boundary_store, gold, splits, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError
-from inspire_build.models import SplitVersion
+from inspire_build.models import SplitVersion, VersionStatus
 from inspire_build.review import decisions
 from inspire_build.review.curation import brief_rules, json_value, standing_of
 from inspire_build.review.decisions import Graded, Standing, Stored
@@ -148,7 +148,7 @@ def apply_reviews(
             "graded_antecedents": sum(len(r.antecedents) for r in kept),
         },
         created_at=now,
-        status="complete",
+        status=VersionStatus.COMPLETE,
         cutoff_jitter_days=header["cutoff_jitter_days"],
         written_at=now,
         reviews={"base_version": base, "review_ids": applied, "figures": figures.as_dict()},
