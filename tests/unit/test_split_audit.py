@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from inspire_build import boundary, gold, split_audit, warehouse
+from inspire_build import boundary, boundary_store, gold, split_audit, warehouse
 from inspire_build.config import Settings
 from inspire_build.review import sample
 from inspire_build.tables import windows
@@ -33,10 +33,8 @@ class _Attacks:
 
 def _audit(monkeypatch: pytest.MonkeyPatch, path: Path, boundary_ok: bool) -> list[str]:
     report = gold.AuditReport(VERSION, 2, {}, 0, [])
-    monkeypatch.setattr(split_audit.gold, "audit_version", lambda *args: report)
-    monkeypatch.setattr(
-        split_audit.boundary_store, "attack_version", lambda *args: _Attacks(boundary_ok)
-    )
+    monkeypatch.setattr(gold, "audit_version", lambda *args: report)
+    monkeypatch.setattr(boundary_store, "attack_version", lambda *args: _Attacks(boundary_ok))
     said: list[str] = []
     settings = Settings(warehouse=path, llm_backend="rules")  # type: ignore[arg-type]
     done = split_audit.audit(settings, "eval", None, say=said.append)
@@ -87,9 +85,9 @@ def test_the_audit_judges_with_the_model_that_built_the_version(
     with warehouse.open_warehouse(path) as con:
         _built_by_sandbox_gpt(con)
     built: list[str] = []
-    real = split_audit.gold.make_llm
+    real = gold.make_llm
     monkeypatch.setattr(
-        split_audit.gold,
+        gold,
         "make_llm",
         lambda settings, con: built.append(settings.llm_backend) or real(settings, con),
     )
