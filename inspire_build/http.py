@@ -21,7 +21,6 @@ import email.utils
 import hashlib
 import json
 import logging
-import math
 import random
 import threading
 import time
@@ -37,6 +36,7 @@ from requests.adapters import HTTPAdapter
 from inspire_build import warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError
+from inspire_build.pacing import Pacer
 from inspire_build.redaction import REDACTED, Redactor
 from inspire_build.tables import raw
 
@@ -322,47 +322,6 @@ def send_margin(interval_s: float) -> float:
     return min(SEND_MARGIN_MAX_S, interval_s * SEND_MARGIN_SHARE)
 
 
-class RateLimiter:
-    """Spaces calls at least ``interval_s`` apart, across every thread that shares it; their
-    departures (:meth:`sent`) ``margin_s`` more."""
-
-    def __init__(
-        self,
-        interval_s: float,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-        margin_s: float = 0.0,
-    ) -> None:
-        self.interval_s, self.margin_s = interval_s, margin_s
-        self._clock, self._sleep = clock, sleep
-        self._next = 0.0
-        self._last_sent = -math.inf  # the first request leaves at once
-        self._lock = threading.Lock()
-
-    def acquire(self) -> None:
-        with self._lock:
-            now = self._clock()
-            slot = max(now, self._next)
-            self._next = slot + self.interval_s
-        if slot > now:
-            self._sleep(slot - now)
-
-    def sent(self) -> None:
-        """A request leaves now: at least an interval (and the margin) after the last one left,
-        waiting if need be, and the next slot a full interval after it. A request that left
-        some ms after its slot (a busy machine, or another thread's request that left late)
-        would otherwise reach a server that counts exact windows (S2, arXiv) too soon."""
-        while True:
-            with self._lock:
-                now = self._clock()
-                due = self._last_sent + self.interval_s + self.margin_s
-                if now >= due:
-                    self._last_sent = now
-                    self._next = max(self._next, now + self.interval_s)
-                    return
-            self._sleep(due - now)
-
-
 # --- the raw response store ---------------------------------------------------------------------
 
 
@@ -459,7 +418,7 @@ class Limits:
     of one process; a cluster's workers share theirs through the scheduler (dask_runner.py)."""
 
     def rate(self, name: str, interval_s: float, sleep: Callable[[float], None]) -> Any:
-        return RateLimiter(interval_s, sleep=sleep, margin_s=send_margin(interval_s))
+        return Pacer(interval_s, sleep=sleep, margin_s=send_margin(interval_s))
 
     def in_flight(self, name: str, most: int) -> Any:
         return threading.BoundedSemaphore(most)

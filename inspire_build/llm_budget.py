@@ -18,12 +18,23 @@ by that difference.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 from inspire_build.config import Settings
 from inspire_build.errors import BudgetExceeded, InputError
 
 # USD per million tokens: (input, output).
 Prices = tuple[float, float]
+ANSWER_TOKENS = 1000  # what a structured answer is budgeted, as providers count max_tokens
+R = TypeVar("R")
+
+
+def estimated_usage(messages: list[dict[str, str]]) -> tuple[int, int]:
+    """A call's (input, output) tokens before the server counts them: about 4/3 a word of the
+    prompt, and an answer's allowance."""
+    words = sum(len(m["content"].split()) for m in messages)
+    return words * 4 // 3, ANSWER_TOKENS
 
 
 def prices_of(settings: Settings, backend: str, model: str) -> Prices | None:
@@ -94,6 +105,58 @@ class Budget:
             for refused in self.refusals:
                 if self.limit_usd is not None:
                     refused.args = (_reached(self.limit_usd, self.spent_usd, kept),)
+
+
+class Spending:
+    """What an LLM client's calls cost at its model's ``prices``, kept against the build's
+    :class:`Budget` (refused before any call when it cannot be kept: :func:`check`)."""
+
+    def __init__(self, settings: Settings, backend: str, model: str) -> None:
+        check(settings)  # a budget for a model with no price: refused before any call
+        self.prices = prices_of(settings, backend, model)
+        self.budget = Budget(settings.llm_budget_usd)
+        self.batch_factor = settings.llm_batch_price_factor
+        self._batch_held: dict[str, float] = {}  # batch requests' estimates, until answered
+
+    def cost(self, tokens: tuple[int, int], batch: bool = False) -> float | None:
+        """What ``tokens`` cost (at the Batch API's price for a ``batch`` answer); None for a
+        model with no price."""
+        return cost_usd(self.prices, tokens, self.batch_factor if batch else 1.0)
+
+    def paid(
+        self,
+        estimate: tuple[int, int],
+        kept: int,
+        ask: Callable[[], R],
+        reported: Callable[[R], tuple[int, int]],
+    ) -> R:
+        """``ask()``, one call estimated at ``estimate`` tokens, held against the budget while it
+        is asked (refused with BudgetExceeded if it would pass it; ``kept``: the calls answered
+        so far), then counted at the tokens its answer ``reported`` (else the estimate)."""
+        held = self.cost(estimate) or 0.0  # unpriced: only without a budget (check)
+        spent = 0.0
+        self.budget.reserve(held, kept)
+        try:
+            answer = ask()
+            tokens = reported(answer)
+            spent = self.cost(tokens if any(tokens) else estimate) or 0.0
+        finally:
+            self.budget.settle(held, spent)
+        return answer
+
+    def hold_batch(self, key: str, estimate: tuple[int, int], kept: int) -> None:
+        """Hold a batch request's estimated cost (at the batch price) until its answer is
+        recorded, once however many rounds it waits (refused if it would pass the budget)."""
+        if key in self._batch_held:
+            return
+        held = self.cost(estimate, batch=True) or 0.0
+        self.budget.reserve(held, kept)
+        self._batch_held[key] = held
+
+    def leave_batch(self, key: str, cost: float = 0.0) -> None:
+        """A request held for a batch (if it was) is answered, costing ``cost``, or is asked
+        directly (0: that call is counted as it returns)."""
+        self.budget.settle(self._batch_held.pop(key, 0.0), cost)
 
 
 def _reached(limit: float, spent: float, kept: int) -> str:

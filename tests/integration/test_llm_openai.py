@@ -138,14 +138,14 @@ def test_json_object_mode_states_the_schema_checks_the_answer_and_repairs_it_onc
     def keep(request: httpx.Request) -> None:
         sent.append(json.loads(request.content))
 
-    with sandbox_llm(llm_response_format="json_object") as (plain, base, _):
+    with sandbox_llm(llm_response_format="json_object") as (plain, base, plain_con):
         client = openai.OpenAI(
             api_key="sk-test",
             base_url=base + "/v1",
             max_retries=0,
             http_client=httpx.Client(event_hooks={"request": [keep]}),
         )
-        watched = LLM(plain.settings, plain._con, client=client)
+        watched = LLM(plain.settings, plain_con, client=client)
         assert watched.complete("brief", CONTEXT, BriefDraft).brief
     assert sent[0]["response_format"] == {"type": "json_object"}
     messages = sent[0]["messages"]

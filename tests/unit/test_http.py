@@ -19,6 +19,7 @@ import pytest
 from inspire_build import http
 from inspire_build.config import Settings
 from inspire_build.http import Described, HttpClient, ResponseStore
+from inspire_build.pacing import Pacer
 from inspire_build.sources import CODECS, openalex, semanticscholar
 from tests.localserver import LocalServer, Reply, Seen
 
@@ -335,41 +336,6 @@ def test_arxiv_sends_one_request_at_a_time() -> None:
     assert handler.peak == 1 and len(server.seen) == 5
 
 
-def test_rate_limiter_spacing_is_exact_with_a_fake_clock() -> None:
-    now = [0.0]
-    waits: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        waits.append(seconds)
-
-    limiter = http.RateLimiter(0.5, clock=lambda: now[0], sleep=sleep)
-    for _ in range(4):
-        limiter.acquire()
-    assert waits == [0.5, 1.0, 1.5]
-
-
-def _fake_clock_limiter(interval: float) -> tuple[http.RateLimiter, list[float], list[float]]:
-    """A limiter on a fake clock that its sleeps move on; the clock and the sleeps, to read."""
-    now, waits = [0.0], []
-
-    def sleep(seconds: float) -> None:
-        waits.append(seconds)
-        now[0] += seconds
-
-    return http.RateLimiter(interval, clock=lambda: now[0], sleep=sleep), now, waits
-
-
-def test_a_request_that_leaves_late_pushes_the_next_a_full_interval_after_it() -> None:
-    limiter, now, waits = _fake_clock_limiter(0.5)
-    limiter.acquire()  # the slot at 0
-    now[0] = 0.2
-    limiter.sent()  # it left 0.2 s late
-    limiter.acquire()  # not at 0.5, which would be 0.3 s after it left
-    assert now[0] == pytest.approx(0.7) and waits == [pytest.approx(0.5)]
-    limiter.sent()  # on time: nothing waits
-    assert waits == [pytest.approx(0.5)]
-
-
 def test_departures_keep_a_margin_a_tenth_of_the_interval_at_most_10_ms() -> None:
     assert http.send_margin(0.05) == pytest.approx(0.005)  # S2 at 20/s: 5 ms
     assert http.send_margin(1.0) == http.send_margin(3.0) == pytest.approx(0.01)  # S2, arXiv
@@ -380,23 +346,14 @@ def test_departures_keep_a_margin_a_tenth_of_the_interval_at_most_10_ms() -> Non
         waits.append(seconds)
         now[0] += seconds
 
-    limiter = http.RateLimiter(1.0, clock=lambda: now[0], sleep=sleep, margin_s=0.01)
+    limiter = Pacer(1.0, clock=lambda: now[0], sleep=sleep, margin_s=0.01)
     limiter.acquire()
     limiter.sent()  # leaves at 0
     limiter.acquire()  # its slot at 1.0
     limiter.sent()  # but it leaves 10 ms after that
     assert now[0] == pytest.approx(1.01) and waits == [pytest.approx(1.0), pytest.approx(0.01)]
-    assert http.Limits().rate("s2", 1.0, sleep).margin_s == pytest.approx(0.01)
-
-
-def test_a_slot_taken_before_another_request_left_late_still_leaves_an_interval_after_it() -> None:
-    limiter, now, waits = _fake_clock_limiter(0.5)
-    # Threads A and B took the slots at 0 and 0.5 before either left; A leaves 0.3 s late.
-    now[0] = 0.3
-    limiter.sent()
-    now[0] = 0.5
-    limiter.sent()  # B's slot has come, but A left only 0.2 s ago: B waits 0.3 s more
-    assert now[0] == pytest.approx(0.8) and waits == [pytest.approx(0.3)]
+    source = http.Limits().rate("s2", 1.0, sleep)  # the one pacer, the LLM endpoint's too
+    assert isinstance(source, Pacer) and source.margin_s == pytest.approx(0.01)
 
 
 # --- secrets ------------------------------------------------------------------------------------

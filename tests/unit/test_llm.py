@@ -1,4 +1,4 @@
-"""llm.py and the rules backend: prompts, data delimiters, the call log as a cache.
+"""The LLM client (llm/) and the rules backend: prompts, data delimiters, the call log as a cache.
 
 LLM errors: a refused key, permission or model stops the build at once, and no message, row or
 log line ever holds the key, even when the endpoint's error body echoes it."""
@@ -17,10 +17,10 @@ import httpx
 import openai
 import pytest
 
-from inspire_build import gold, llm_rules
+from inspire_build import gold, llm_rules, llm_rules_judging
 from inspire_build.config import Settings
 from inspire_build.gold import make_llm
-from inspire_build.llm import LLM, LLMConfigError, LLMError, schema_text
+from inspire_build.llm import LLM, LLMConfigError, LLMError, call_key, schema_text
 from inspire_build.models import BriefDraft, GradeSheet, LeakLevel
 from inspire_build.tables import llm_log
 from inspire_build.templates import load_prompts
@@ -89,12 +89,12 @@ def test_rules_brief_drops_solution_sentences_and_redactions() -> None:
 
 def test_rules_mechanism_guesses_from_the_brief_then_grades_the_guess() -> None:
     def audit(brief: str) -> LeakLevel:
-        guess = llm_rules.audit_mechanism_guess({"brief": brief}).mechanism
-        return llm_rules.audit_mechanism({"guess": guess, "abstract": ABSTRACT}).overlap
+        guess = llm_rules_judging.audit_mechanism_guess({"brief": brief}).mechanism
+        return llm_rules_judging.audit_mechanism({"guess": guess, "abstract": ABSTRACT}).overlap
 
     assert audit("a sharded index that reaches recall with memory") is not LeakLevel.NONE
     assert audit("documents are long") is LeakLevel.NONE
-    guess = llm_rules.audit_mechanism_guess({"brief": "A sharded index, a sharded store."})
+    guess = llm_rules_judging.audit_mechanism_guess({"brief": "A sharded index, a sharded store."})
     assert guess.mechanism == "sharded, index, store"  # the brief's own words, each once
 
 
@@ -122,7 +122,7 @@ def test_rules_grades_from_citation_signals_with_tier_zero_for_weak_ones() -> No
         _reference(7, "V", 4, ["background"], True),  # influential, 4 mentions: T3
         _reference(8, "U", 1, [], True),  # influential alone: T2
     ]
-    sheet = llm_rules.grade({"references": references})
+    sheet = llm_rules_judging.grade({"references": references})
     graded = {g.index: (int(g.tier), g.role.value if g.role else None) for g in sheet.grades}
     assert graded == {
         1: (3, "method-foundation"),
@@ -140,7 +140,7 @@ def test_rules_grades_from_citation_signals_with_tier_zero_for_weak_ones() -> No
 
 def test_rules_mentions_count_beats_trimmed_contexts() -> None:
     trimmed = {**_reference(1, "X", 1, [], False), "mentions": 5}
-    (grade,) = llm_rules.grade({"references": [trimmed]}).grades
+    (grade,) = llm_rules_judging.grade({"references": [trimmed]}).grades
     assert int(grade.tier) == 1
 
 
@@ -349,7 +349,8 @@ def _journal_of_later(llm: LLM, con: duckdb.DuckDBPyConnection, start: bool) -> 
 
     def call() -> int:
         where.append(threading.current_thread().name)
-        llm._log(llm._record("brief", "h", {"brief": "b"}, (1, 1), 0.0))
+        key = call_key(llm.backend, llm.model, llm.prompt_hash("brief"), "h")
+        llm.record(key, BriefDraft(brief="b"), "brief", "h", (1, 1), 0.0)
         return 7
 
     reader = con.cursor()
@@ -401,15 +402,15 @@ def test_warm_up_makes_the_openai_client_in_a_thread_and_the_rules_backend_none(
     openai_llm = make_llm(Settings(llm_backend="openai", llm_model="m"), con)
     openai_llm.warm_up()
     for _ in range(500):  # the import and the client take well under a second
-        if openai_llm._client is not None:
+        if openai_llm.openai._client is not None:
             break
         threading.Event().wait(0.01)
-    assert openai_llm._client is not None
+    assert openai_llm.openai._client is not None
     made = openai_llm.client()
     assert openai_llm.client() is made  # one client for every thread, made once
     rules_llm = make_llm(Settings(), con)
     rules_llm.warm_up()
-    assert rules_llm._client is None
+    assert rules_llm.openai._client is None
 
 
 def test_a_models_schema_text_is_built_once() -> None:

@@ -1,14 +1,12 @@
-"""The LLM call limiter on a fake clock: pacing under rpm and tpm, and the server's word; and the
-slots of calls in flight, which go to the most urgent call first."""
+"""pacing.py on a fake clock: the one pacer of HTTP sources and the LLM endpoint. Calls spaced an
+interval apart (and their departures, for servers that count exact windows), paced under
+requests and tokens a minute, and held while the server asks every call to wait."""
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 
-from inspire_build.llm_limits import CallLimiter, Slots, reset_seconds, server_wait
+from inspire_build.pacing import Pacer, reset_seconds, server_wait
 
 
 class FakeTime:
@@ -56,7 +54,7 @@ def test_the_server_wait_prefers_retry_after_then_an_exhausted_limits_reset() ->
 
 def test_calls_are_paced_evenly_under_rpm() -> None:
     fake = FakeTime()
-    limiter = CallLimiter(rpm=120, tpm=None, clock=fake.clock, sleep=fake.sleep)
+    limiter = Pacer.per_minute(120, None, clock=fake.clock, sleep=fake.sleep)
     waited = [limiter.acquire(tokens=1000) for _ in range(4)]
     assert waited == [0.0, 0.5, 0.5, 0.5]  # 60 s / 120 requests, each waiting its slot
     assert fake.now == 101.5
@@ -64,7 +62,7 @@ def test_calls_are_paced_evenly_under_rpm() -> None:
 
 def test_tokens_per_minute_space_large_calls_further() -> None:
     fake = FakeTime()
-    limiter = CallLimiter(rpm=600, tpm=60_000, clock=fake.clock, sleep=fake.sleep)
+    limiter = Pacer.per_minute(600, 60_000, clock=fake.clock, sleep=fake.sleep)
     limiter.acquire(tokens=3000)  # next token slot: 60 s * 3000 / 60000 = 3 s later
     assert limiter.acquire(tokens=10) == pytest.approx(3.0)
     assert limiter.acquire(tokens=10) == pytest.approx(0.1)  # then rpm's 0.1 s is the longer
@@ -72,7 +70,7 @@ def test_tokens_per_minute_space_large_calls_further() -> None:
 
 def test_a_retry_after_holds_every_call_until_it_passes() -> None:
     fake = FakeTime()
-    limiter = CallLimiter(rpm=None, tpm=None, clock=fake.clock, sleep=fake.sleep)
+    limiter = Pacer.per_minute(None, None, clock=fake.clock, sleep=fake.sleep)
     assert limiter.acquire(tokens=5) == 0.0
     assert limiter.heard({"retry-after": "2"}) == 2.0
     assert limiter.acquire(tokens=5) == 2.0
@@ -81,53 +79,46 @@ def test_a_retry_after_holds_every_call_until_it_passes() -> None:
     assert limiter.pause(0.5) == 0.5 and limiter.acquire(tokens=5) == 0.5  # a pause of our own
 
 
-def _waiters(
-    slots: Slots, urgencies: list[tuple[int, ...]], taken: list[tuple[int, ...]]
-) -> list[threading.Thread]:
-    """A thread per urgency, each queued (in this order) behind the held slot, noting its turn."""
+def test_rate_limiter_spacing_is_exact_with_a_fake_clock() -> None:
+    now = [0.0]
+    waits: list[float] = []
 
-    def take(urgency: tuple[int, ...]) -> None:
-        with slots.held(urgency):
-            taken.append(urgency)
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
 
-    threads = []
-    for urgency in urgencies:
-        threads.append(threading.Thread(target=take, args=(urgency,)))
-        threads[-1].start()
-        while len(slots._waiting) < len(threads):  # queued before the next one comes
-            time.sleep(0.001)
-    return threads
+    limiter = Pacer(0.5, clock=lambda: now[0], sleep=sleep)
+    for _ in range(4):
+        limiter.acquire()
+    assert waits == [0.5, 1.0, 1.5]
 
 
-def test_a_free_slot_goes_to_the_most_urgent_call_then_the_first_come() -> None:
-    slots = Slots(1)
-    taken: list[tuple[int, ...]] = []
-    slots.acquire()
-    threads = _waiters(slots, [(3, 0), (0, 5), (2, 1), (0, 2), (0, 2)], taken)
-    slots.release()
-    for thread in threads:
-        thread.join(5)
-    assert taken == [(0, 2), (0, 2), (0, 5), (2, 1), (3, 0)]
-    assert slots.most_held == 1
+def _fake_clock_limiter(interval: float) -> tuple[Pacer, list[float], list[float]]:
+    """A limiter on a fake clock that its sleeps move on; the clock and the sleeps, to read."""
+    now, waits = [0.0], []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    return Pacer(interval, clock=lambda: now[0], sleep=sleep), now, waits
 
 
-def test_slots_hold_at_most_their_size() -> None:
-    slots = Slots(3)
-    held, most = [0], [0]
-    lock = threading.Lock()
+def test_a_request_that_leaves_late_pushes_the_next_a_full_interval_after_it() -> None:
+    limiter, now, waits = _fake_clock_limiter(0.5)
+    limiter.acquire()  # the slot at 0
+    now[0] = 0.2
+    limiter.sent()  # it left 0.2 s late
+    limiter.acquire()  # not at 0.5, which would be 0.3 s after it left
+    assert now[0] == pytest.approx(0.7) and waits == [pytest.approx(0.5)]
+    limiter.sent()  # on time: nothing waits
+    assert waits == [pytest.approx(0.5)]
 
-    def work() -> None:
-        with slots.held((0,)):
-            with lock:
-                held[0] += 1
-                most[0] = max(most[0], held[0])
-            time.sleep(0.01)
-            with lock:
-                held[0] -= 1
 
-    threads = [threading.Thread(target=work) for _ in range(12)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(5)
-    assert most[0] == slots.most_held == 3
+def test_a_slot_taken_before_another_request_left_late_still_leaves_an_interval_after_it() -> None:
+    limiter, now, waits = _fake_clock_limiter(0.5)
+    # Threads A and B took the slots at 0 and 0.5 before either left; A leaves 0.3 s late.
+    now[0] = 0.3
+    limiter.sent()
+    now[0] = 0.5
+    limiter.sent()  # B's slot has come, but A left only 0.2 s ago: B waits 0.3 s more
+    assert now[0] == pytest.approx(0.8) and waits == [pytest.approx(0.3)]

@@ -1,0 +1,54 @@
+"""The LLM client, in three parts behind one class, :class:`LLM`:
+
+- the backend: ``backend.py`` (the only module that imports openai: any OpenAI-compatible
+  endpoint) or the offline, deterministic rules (``inspire_build/llm_rules.py``);
+- the call log: ``calls.py`` (keys, the log as a cache, a target's journal, one call per key in
+  flight);
+- the scheduler: ``scheduler.py`` (the provider's limits, paced by ``pacing.Pacer``; the slots
+  of calls in flight and their urgency; a target's calls at once).
+
+``client.py`` holds :class:`LLM`, which joins them and counts each call against the build's
+budget (``inspire_build/llm_budget.py``); ``errors.py`` how a call fails.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from inspire_build.errors import LLMError
+from inspire_build.llm.backend import JSON_OBJECT_ASK, api_error, failure, usage_of
+from inspire_build.llm.calls import CallRecord, Journal, Use, call_key, schema_text, uses_of
+from inspire_build.llm.client import LLM, RULES_MODEL
+from inspire_build.llm.errors import Deferred, InvalidOutput, LLMConfigError, Refusal
+from inspire_build.llm.scheduler import InFlight, Later, Slots
+from inspire_build.llm_budget import ANSWER_TOKENS, estimated_usage
+from inspire_build.pacing import Pacer
+
+if TYPE_CHECKING:
+    from inspire_build.llm.backend import OpenAIClient as OpenAIClient
+
+__all__ = [
+    "ANSWER_TOKENS",
+    "JSON_OBJECT_ASK",
+    "LLM",
+    "RULES_MODEL",
+    "CallRecord",
+    "Deferred",
+    "InFlight",
+    "InvalidOutput",
+    "Journal",
+    "LLMConfigError",
+    "LLMError",
+    "Later",
+    "Pacer",
+    "Refusal",
+    "Slots",
+    "Use",
+    "api_error",
+    "call_key",
+    "estimated_usage",
+    "failure",
+    "schema_text",
+    "usage_of",
+    "uses_of",
+]

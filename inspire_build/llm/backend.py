@@ -1,0 +1,249 @@
+"""The ``openai`` backend, the only module that imports openai: any OpenAI-compatible endpoint,
+through ``chat.completions.parse`` with a strict JSON schema, or a JSON object with the schema
+stated in the prompt. Every call has a timeout; the client retries transient failures; an
+answer that does not validate gets one repair retry with the error as feedback; a refusal raises
+:class:`Refusal`. An endpoint's error message is redacted (a 401's body may echo the key).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pydantic
+
+from inspire_build.config import Settings
+from inspire_build.errors import InspireError, LLMError
+from inspire_build.llm.calls import schema_text
+from inspire_build.llm.errors import InvalidOutput, LLMConfigError, Refusal
+from inspire_build.llm.scheduler import RateLimited
+from inspire_build.redaction import Redactor
+
+if TYPE_CHECKING:  # openai takes 1.5 s to import: only a call to the endpoint pays for it
+    import openai
+
+    # The client type, for callers that pass one in (tests, proxies) without importing openai.
+    OpenAIClient = openai.OpenAI
+
+Output = TypeVar("Output", bound=pydantic.BaseModel)
+# One chat call, paid for and in its turn: (messages, the answer's model) -> the raw response.
+Ask = Callable[[list[dict[str, str]], type[pydantic.BaseModel]], Any]
+
+# json_object mode: what the prompt adds before the answer's JSON schema.
+JSON_OBJECT_ASK = "Answer with one JSON object, and nothing else, that matches this JSON schema:"
+
+
+def api_error() -> type[openai.APIError]:
+    """The class of the endpoint's errors, for callers that catch them without importing openai
+    (an endpoint call has imported it already)."""
+    import openai
+
+    return openai.APIError
+
+
+def failure(error: openai.APIError, redactor: Redactor, doing: str) -> InspireError:
+    """The error to raise for a failed call, its message redacted (a 401 body may echo the key):
+    :class:`LLMConfigError` for a refused configuration, else :class:`LLMError`."""
+    import openai
+
+    message = redactor.text(str(error))
+    # A configuration the endpoint refuses: every later call would fail the same way.
+    fatal = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+    if isinstance(error, fatal):
+        return LLMConfigError(
+            f"the LLM endpoint refused {doing} (HTTP {error.status_code}): {message}; check "
+            "INSPIRE_LLM_API_KEY, INSPIRE_LLM_MODEL and INSPIRE_LLM_BASE_URL"
+        )
+    if isinstance(error, openai.APITimeoutError):
+        return LLMError(f"{doing} timed out after retries: {message}")
+    return LLMError(f"{doing} failed: {message}")
+
+
+def usage_of(raw: Any) -> tuple[int, int]:
+    """The tokens a raw response reports (0, 0 when it reports none)."""
+    try:
+        usage = raw.http_response.json().get("usage") or {}
+    except (AttributeError, ValueError):
+        return (0, 0)
+    return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+
+
+class _Unreadable(Exception):
+    """An answer that is not the schema's JSON, with the tokens its call used."""
+
+    def __init__(self, problem: str, tokens: tuple[int, int]) -> None:
+        super().__init__(problem)
+        self.problem, self.tokens = problem, tokens
+
+
+def _problem(error: ValueError) -> str:
+    """What was wrong with an answer, in one line, for the repair prompt."""
+    if isinstance(error, pydantic.ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+    return str(error).splitlines()[0]
+
+
+class OpenAIBackend:
+    """Structured answers from the endpoint the settings name, through one client (``client``,
+    else made on first use) shared by every thread."""
+
+    def __init__(
+        self, settings: Settings, model: str, redactor: Redactor, client: Any = None
+    ) -> None:
+        self.settings, self.model, self.redactor = settings, model, redactor
+        self._client: openai.OpenAI | None = client
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Make the client in a thread of its own (importing openai takes about half a second),
+        so that a build's first chat call does not wait for it."""
+        if self._client is None:
+            threading.Thread(target=self.client, name="llm-warm-up", daemon=True).start()
+
+    def client(self) -> openai.OpenAI:
+        """The OpenAI client, made once, from the settings unless one was passed in."""
+        with self._lock:
+            if self._client is None:
+                import openai
+
+                key = self.settings.llm_api_key
+                self._client = openai.OpenAI(
+                    api_key=key.get_secret_value() if key else "not-needed",
+                    base_url=self.settings.llm_base_url,
+                    timeout=self.settings.llm_timeout_s,
+                    max_retries=self.settings.llm_max_retries,
+                )
+            return self._client
+
+    def answer(
+        self, text: str, model: type[Output], validate: Callable[[Output], None] | None, ask: Ask
+    ) -> tuple[Output, tuple[int, int]]:
+        """The answer to ``text`` and the tokens it used, each call made by ``ask``: one repair
+        retry when it does not validate; Refusal, InvalidOutput or a redacted error else."""
+        import openai
+
+        messages, used = self.messages(text), [0, 0]
+        for attempt in range(2):  # the first answer, and one repair
+            try:
+                completion = self._parsed(ask(messages, model), model)
+            except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as error:
+                # OpenAIErrors, not APIErrors: the answer was cut at max_tokens or filtered
+                raise InvalidOutput(
+                    f"the model stopped early: {error}", (used[0], used[1])
+                ) from error
+            except openai.APIError as error:
+                raise failure(error, self.redactor, "the LLM call") from error
+            except _Unreadable as error:
+                problem, raw = error.problem, ""
+                used = [used[0] + error.tokens[0], used[1] + error.tokens[1]]
+            else:
+                if completion.usage is not None:
+                    used[0] += completion.usage.prompt_tokens
+                    used[1] += completion.usage.completion_tokens
+                message = completion.choices[0].message
+                if message.refusal:
+                    raise Refusal(f"the model refused: {message.refusal}", (used[0], used[1]))
+                raw, parsed = message.content or "", message.parsed
+                if parsed is None:
+                    problem = "the answer was empty"
+                else:
+                    try:
+                        if validate is not None:
+                            validate(parsed)
+                        return parsed, (used[0], used[1])
+                    except ValueError as error:
+                        problem = str(error)
+            if attempt == 0:
+                messages += [
+                    {"role": "assistant", "content": raw or "(unreadable answer)"},
+                    {
+                        "role": "user",
+                        "content": "Your answer was invalid: "
+                        f"{problem}. Answer again, following the schema and every rule.",
+                    },
+                ]
+        raise InvalidOutput(
+            f"the answer stayed invalid after a repair retry: {problem}", (used[0], used[1])
+        )
+
+    def _parsed(self, raw: Any, model: type[Output]) -> Any:
+        """A raw answer parsed against ``model``; _Unreadable when it is not its JSON."""
+        import openai
+
+        try:
+            if self.settings.llm_response_format == "json_schema":
+                return raw.parse()
+            # json_object: the answer is checked against the model here, as parse() does
+            from openai.lib._parsing._completions import parse_chat_completion
+
+            return parse_chat_completion(
+                response_format=model, input_tools=openai.omit, chat_completion=raw.parse()
+            )
+        except ValueError as error:  # pydantic's ValidationError, or not JSON at all
+            raise _Unreadable(_problem(error), usage_of(raw)) from error
+
+    def send(self, messages: list[dict[str, str]], model: type[pydantic.BaseModel]) -> Any:
+        """The raw chat call: a strict JSON schema (``json_schema``), or for servers without
+        one (``json_object``) a JSON object, with the schema stated at the end of the prompt. A
+        429 the client's retries did not outlast raises :class:`RateLimited`."""
+        import openai
+
+        completions = self.client().chat.completions.with_raw_response
+        options = {"timeout": self.settings.llm_timeout_s, **self.sampling()}
+        try:
+            if self.settings.llm_response_format == "json_schema":
+                return completions.parse(
+                    model=self.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    response_format=model,
+                    **options,
+                )
+            *before, last = messages
+            stated = f"{last['content']}\n\n{JSON_OBJECT_ASK}\n{schema_text(model)}"
+            return completions.create(  # type: ignore[call-overload]
+                model=self.model,
+                messages=[*before, {**last, "content": stated}],
+                response_format={"type": "json_object"},
+                **options,
+            )
+        except openai.RateLimitError as error:
+            raise RateLimited(error.response.headers, error) from error
+
+    def messages(self, text: str) -> list[dict[str, str]]:
+        """A call's messages: the settings' system prompt, if any, then the rendered prompt."""
+        system = self.settings.llm_system_prompt
+        first = [{"role": "system", "content": system}] if system else []
+        return [*first, {"role": "user", "content": text}]
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling settings a call sends: temperature and seed, only when set."""
+        chosen = {"temperature": self.settings.llm_temperature, "seed": self.settings.llm_seed}
+        return {name: value for name, value in chosen.items() if value is not None}
+
+    def options(self) -> dict[str, Any]:
+        """What besides the prompt shapes the endpoint's answer."""
+        system, shape = self.settings.llm_system_prompt, self.settings.llm_response_format
+        chosen = {"system": system, "response_format": None if shape == "json_schema" else shape}
+        return {**self.sampling(), **{k: v for k, v in chosen.items() if v}}
+
+    def request_body(self, text: str, model: type[pydantic.BaseModel]) -> dict[str, Any]:
+        """The chat completion request :meth:`answer` sends, as a Batch API line's body."""
+        # openai's own strict-schema conversion, the one chat.completions.parse applies.
+        from openai.lib._pydantic import to_strict_json_schema
+
+        return {
+            "model": self.model,
+            "messages": self.messages(text),
+            **self.sampling(),
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": model.__name__,
+                    "schema": to_strict_json_schema(model),
+                    "strict": True,
+                },
+            },
+        }
