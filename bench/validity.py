@@ -44,11 +44,12 @@ import requests
 from inspire_build import gold, pipeline, splits, warehouse
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS
 from inspire_build.config import Settings
-from inspire_build.env import agents, backends, corpus, run, store
+from inspire_build.env import agents, backends, run, store
 from inspire_build.env.core import SearchEnv, Task
 from inspire_build.errors import LLMError
 from inspire_build.evaluation import kappa
 from inspire_build.evaluation.evaluate import evaluate
+from inspire_build.sandbox import corpus as world_corpus
 from inspire_build.sandbox import leaks, validity, world
 from inspire_build.sandbox import server as sandbox
 from inspire_build.sandbox.llm_truth import TruthRates
@@ -190,7 +191,7 @@ def retrieval(
 ) -> tuple[float, float]:
     """nDCG@10 of bm25 on the brief, and on the target's true problem statement."""
     with warehouse.open_warehouse(path) as con:
-        store.write_corpus(con, corpus.from_world(generated.records), "sandbox-world")
+        store.write_corpus(con, world_corpus.from_world(generated.records), "sandbox-world")
         tasks = store.load_tasks(con, version)
         local = backends.LocalBackend(con)
         oracle = [
