@@ -1,27 +1,33 @@
 """arXiv: ``id_list`` lookups (≤ 100 per request) for first-public (v1) dates and categories.
 
-How arxiv is hooked: the arxiv 4.0.2 ``Client`` keeps its own ``requests.Session`` with no
+How arxiv is used: the arxiv 4.0.2 ``Client`` keeps its own ``requests.Session`` with no
 timeout, applies its 3 s delay per Client instance only, and retries a 400 as if it were
 transient; ``Search(max_results=100)`` also truncates longer ``id_list``s. So we build the query
-ourselves, send it through ``http.py`` (one connection, one request per
-``INSPIRE_ARXIV_INTERVAL_S``, shared by every thread), and parse the Atom feed with the
-client's own lxml parser, ``arxiv._feed.parse``, pinned with the package at 4.0.2. That parser
-skips error entries, so :func:`error_message` reads them itself.
+ourselves and send it through ``http.py`` (one connection, one request per
+``INSPIRE_ARXIV_INTERVAL_S``, shared by every thread). From the package we take its record,
+``arxiv.Result`` (with ``Result.Author`` and ``Result.Link``): :func:`read_results` turns each
+feed entry into one through the public constructor, and :func:`parse_feed` reads the Paper from
+it. The package parses feeds only inside ``Client.results``, which fetches them itself, and its
+parser (``arxiv._feed``) is internal; so :func:`read_results` reads the tree ``check_body``
+parsed, as that parser reads it: timestamps as aware UTC datetimes, whitespace runs in titles
+folded to one space, an entry without an ID, ``updated`` or ``published`` skipped. arXiv's error
+entries have no ``published``, so :func:`error_message` reads them itself.
 
 The Atom API gives two dates per entry: ``published`` (v1) and ``updated`` (the version
-returned, the latest unless a version was asked for). Intermediate version dates need OAI-PMH;
-``Paper.versions`` holds what the API gives.
+returned, the latest unless a version was asked for), both UTC; a date is the UTC day.
+Intermediate version dates need OAI-PMH; ``Paper.versions`` holds what the API gives.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.etree import ElementTree
 
-from arxiv import _feed
+from arxiv import Result
 
 from inspire_build import ids
 from inspire_build.errors import InvalidIdError
@@ -41,6 +47,8 @@ BASE_URL = "https://export.arxiv.org/api/query"
 ID_LIST_MAX = 100
 _ATOM = "{http://www.w3.org/2005/Atom}"
 _OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
+# The namespaces of an entry's fields, by the prefixes they are read with.
+_NS = {"atom": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}
 
 
 # --- describing requests for the store ----------------------------------------------------------
@@ -98,7 +106,7 @@ def error_message(body: bytes) -> str:
     return "no error entry in the feed"
 
 
-def check_body(body: bytes) -> object:
+def check_body(body: bytes) -> ElementTree.Element:
     try:
         return ElementTree.fromstring(body)
     except ElementTree.ParseError as error:  # a SyntaxError, not a ValueError
@@ -119,32 +127,108 @@ CODEC = SourceCodec(
 # --- parsing (pure) -----------------------------------------------------------------------------
 
 
-def parse_feed(body: bytes) -> list[Paper]:
-    """An Atom feed from the arXiv API -> one Paper per entry (error entries are skipped)."""
-    papers = []
-    for result in _feed.parse(body).results:
-        arxiv_id, version = ids.split_arxiv_version(result.entry_id)
-        published = result.published.date()
-        versions = [Version(version=1, date=published)]
-        if version and version > 1:
-            versions.append(Version(version=version, date=result.updated.date()))
-        doi = result.doi
-        papers.append(
-            Paper(
-                source=Source.ARXIV,
-                ids=PaperIds(arxiv=arxiv_id, doi=doi if doi else None),
-                title=result.title or None,
-                abstract=result.summary or None,
-                year=published.year,
-                publication_date=published,
-                date_precision=DatePrecision.DAY,
-                venue=result.journal_ref or None,
-                authors=tuple(a.name for a in result.authors),
-                fields=tuple(result.categories),
-                versions=tuple(versions),
+def read_results(root: ElementTree.Element) -> list[Result]:
+    """A parsed Atom feed -> one ``arxiv.Result`` per paper entry, as the arxiv client gives
+    them: an entry without an ID, ``updated`` or ``published`` (an error entry) is skipped; a
+    timestamp that is not ISO 8601 raises ValueError."""
+    results = []
+    for entry in root.iterfind("atom:entry", _NS):
+        result = _result(entry)
+        if result is not None:
+            results.append(result)
+    return results
+
+
+def _result(entry: ElementTree.Element) -> Result | None:
+    entry_id = _text(entry, "atom:id")
+    if not entry_id:
+        return None
+    updated = _timestamp(_text(entry, "atom:updated"))
+    published = _timestamp(_text(entry, "atom:published"))
+    if updated is None or published is None:
+        return None
+    primary = entry.find("arxiv:primary_category", _NS)
+    return Result(
+        entry_id=entry_id,
+        updated=updated,
+        published=published,
+        title=re.sub(r"\s+", " ", _text(entry, "atom:title") or ""),
+        authors=[
+            Result.Author(
+                name=_text(author, "atom:name") or "",
+                affiliation=[
+                    a.text for a in author.iterfind("arxiv:affiliation", _NS) if a.text is not None
+                ],
             )
-        )
-    return papers
+            for author in entry.iterfind("atom:author", _NS)
+        ],
+        summary=_text(entry, "atom:summary") or "",
+        comment=_text(entry, "arxiv:comment"),
+        journal_ref=_text(entry, "arxiv:journal_ref"),
+        doi=_text(entry, "arxiv:doi"),
+        primary_category=(primary.get("term") if primary is not None else None) or "",
+        categories=[
+            term
+            for category in entry.iterfind("atom:category", _NS)
+            if (term := category.get("term")) is not None
+        ],
+        links=[
+            Result.Link(
+                href=href,
+                title=link.get("title"),
+                rel=link.get("rel") or "",
+                content_type=link.get("type"),
+            )
+            for link in entry.iterfind("atom:link", _NS)
+            if (href := link.get("href")) is not None
+        ],
+    )
+
+
+def _text(element: ElementTree.Element, path: str) -> str | None:
+    found = element.find(path, _NS)
+    return found.text if found is not None else None
+
+
+def _timestamp(text: str | None) -> dt.datetime | None:
+    """An Atom (RFC 3339) timestamp -> an aware UTC datetime; one without an offset is UTC."""
+    if text is None:
+        return None
+    moment = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC)
+
+
+def _paper(result: Result) -> Paper:
+    """An ``arxiv.Result`` -> Paper: v1 is dated by ``published``, the version the entry shows
+    (when it is a later one) by ``updated``, each as its UTC day."""
+    arxiv_id, version = ids.split_arxiv_version(result.entry_id)
+    published = result.published.date()
+    versions = [Version(version=1, date=published)]
+    if version and version > 1:
+        versions.append(Version(version=version, date=result.updated.date()))
+    doi = result.doi
+    return Paper(
+        source=Source.ARXIV,
+        ids=PaperIds(arxiv=arxiv_id, doi=doi if doi else None),
+        title=result.title or None,
+        abstract=result.summary or None,
+        year=published.year,
+        publication_date=published,
+        date_precision=DatePrecision.DAY,
+        venue=result.journal_ref or None,
+        authors=tuple(a.name for a in result.authors),
+        fields=tuple(result.categories),
+        versions=tuple(versions),
+    )
+
+
+def parse_feed(body: bytes | ElementTree.Element) -> list[Paper]:
+    """An Atom feed from the arXiv API (its bytes, or the tree ``check_body`` read) -> one Paper
+    per entry (error entries are skipped). A body that is not XML raises ValueError."""
+    root = body if isinstance(body, ElementTree.Element) else check_body(body)
+    return [_paper(result) for result in read_results(root)]
 
 
 def parse_metadata(record: Mapping[str, Any]) -> Paper:
@@ -191,7 +275,10 @@ def v1_date(paper: Paper) -> dt.date | None:
 def query(client: HttpClient, id_list: Sequence[str]) -> list[Paper]:
     """One ``id_list`` request, sent as given (no client-side validation)."""
     params = [("id_list", ",".join(id_list)), ("start", "0"), ("max_results", str(len(id_list)))]
-    return parse_feed(client.get(NAME, "", params).body)
+    answer = client.get(NAME, "", params)
+    # A fresh answer's tree, as check_body read it; a stored one is read here.
+    tree = answer.document if isinstance(answer.document, ElementTree.Element) else None
+    return parse_feed(answer.body if tree is None else tree)
 
 
 def fetch_records(

@@ -2,10 +2,15 @@
 
 How semanticscholar is hooked: semanticscholar 0.12 opens a new httpx client per request,
 retries only on 429 (a 5xx fails at once), has no client-side throttle, does not send the API
-key on ``/references``, and its DEBUG log prints the ``x-api-key`` header. Its models also break
-on partial records (``Paper({}).url`` raises). So we take from it only the names of the
-reference signal fields (``BaseReference.FIELDS``), send every request through ``http.py``, and
-parse the raw JSON with the pure functions below, which the bulk Datasets files share.
+key on ``/references``, and its DEBUG log prints the ``x-api-key`` header. So every request
+goes through ``http.py``, and we take from the package its typed records: a paper is read as a
+``semanticscholar.Paper.Paper``, a reference list's entry as a
+``semanticscholar.Reference.Reference`` (its ``paper`` the cited Paper), and the fields we ask
+for are ones those records read (``Paper.FIELDS``, ``Reference.FIELDS``). Those records take the
+API's JSON on trust (a malformed ``publicationDate`` or an author that is not an object raises;
+``Paper.url`` raises when the record has none), so :func:`_typed_paper` first reads each field
+with its type checked, as the bulk Datasets lines need too: a value of the wrong type is read
+as missing, and named.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from semanticscholar.BaseReference import BaseReference
+from semanticscholar.Paper import Paper as S2Paper
+from semanticscholar.Reference import Reference as S2Reference
 
 from inspire_build import ids
 from inspire_build.config import Settings
@@ -61,7 +67,7 @@ PAPER_FIELDS = (
 )
 # contexts, intents, contextsWithIntent, isInfluential; then what identifies the cited paper.
 REFERENCE_FIELDS = (
-    *BaseReference.FIELDS,
+    *S2Reference.FIELDS,
     "paperId",
     "externalIds",
     "title",
@@ -179,11 +185,59 @@ CODEC = SourceCodec(
 # --- parsing (pure) -----------------------------------------------------------------------------
 
 
-def _ids(raw: Fields) -> PaperIds:
-    external = raw.get("externalIds", dict) or {}
-    corpus = raw.get("corpusId", int, str) or external.get("CorpusId")
+def _typed_paper(raw: Fields) -> S2Paper:
+    """The client's typed record of the fields :func:`parse_paper` reads."""
+    return S2Paper(_checked(raw))
+
+
+def _checked(raw: Fields) -> dict[str, Any]:
+    """The fields :func:`parse_paper` reads, each of the type the client's record expects or
+    None (and named in ``raw.problems``). A year outside 1000-2100 is no year; a
+    ``publicationDate`` is kept when its first 10 characters are an ISO date. The fields are
+    read in the order their problems are listed."""
+    year = raw.get("year", int)
+    day = None
+    text = raw.get("publicationDate", str)
+    if text:
+        try:
+            day = dt.date.fromisoformat(text[:10])
+        except ValueError:
+            raw.problems.append(f"publicationDate: {text[:40]!r} is not a date")
+    fields = _names(raw, "fieldsOfStudy", "category")
+    s2_fields = _names(raw, "s2FieldsOfStudy", "category")
+    count = raw.get("referenceCount", int)
+    external = raw.get("externalIds", dict)
+    return {
+        "externalIds": external,
+        "corpusId": raw.get("corpusId", int, str),
+        "paperId": raw.get("paperId", str),
+        "year": year if year is None or 1000 <= year <= 2100 else None,
+        "publicationDate": day.isoformat() if day else None,
+        "fieldsOfStudy": fields,
+        "s2FieldsOfStudy": [{"category": name} for name in s2_fields],
+        "referenceCount": count if count is None or count >= 0 else None,
+        "title": raw.get("title", str),
+        "abstract": raw.get("abstract", str),
+        "venue": raw.get("venue", str),
+        "authors": [{"name": name} for name in _names(raw, "authors", "name")],
+    }
+
+
+def _names(raw: Fields, name: str, key: str) -> list[str]:
+    """A list of names, or of objects naming it under ``key`` (other items are dropped)."""
+    listed = raw.get(name, list) or []
+    return [
+        str(item[key]) if isinstance(item, dict) else str(item)
+        for item in listed
+        if (isinstance(item, dict) and isinstance(item.get(key), str)) or isinstance(item, str)
+    ]
+
+
+def _ids(paper: S2Paper) -> PaperIds:
+    external = paper.externalIds or {}
+    corpus = paper.corpusId or external.get("CorpusId")
     values: dict[str, object] = {
-        "s2": raw.get("paperId", str),
+        "s2": paper.paperId,
         "corpus_id": str(corpus) if corpus is not None else None,
         "arxiv": external.get("ArXiv"),
         "doi": external.get("DOI"),
@@ -202,26 +256,29 @@ def _ids(raw: Fields) -> PaperIds:
     return PaperIds.model_validate(clean)
 
 
-def _date(raw: Fields) -> tuple[dt.date | None, int | None, DatePrecision | None]:
-    """(day, year, precision); a year outside 1000-2100 is no year."""
-    year = raw.get("year", int)
-    year = year if year is None or 1000 <= year <= 2100 else None
-    value = raw.get("publicationDate", str)
-    if value:
-        try:
-            return dt.date.fromisoformat(value[:10]), year, DatePrecision.DAY
-        except ValueError:
-            raw.problems.append(f"publicationDate: {value[:40]!r} is not a date")
-    return None, year, DatePrecision.YEAR if year else None
+def _day(paper: S2Paper) -> dt.date | None:
+    return paper.publicationDate.date() if paper.publicationDate else None
 
 
-def _names(raw: Fields, name: str, key: str) -> list[str]:
-    listed = raw.get(name, list) or []
-    return [
-        str(item[key]) if isinstance(item, dict) else str(item)
-        for item in listed
-        if (isinstance(item, dict) and isinstance(item.get(key), str)) or isinstance(item, str)
-    ]
+def _paper(paper: S2Paper, problems: Sequence[str]) -> Paper:
+    """The client's typed paper record -> Paper."""
+    published = _day(paper)
+    precision = DatePrecision.DAY if published else DatePrecision.YEAR if paper.year else None
+    fields = [*paper.fieldsOfStudy, *(f["category"] for f in paper.s2FieldsOfStudy)]
+    return Paper(
+        source=Source.S2,
+        ids=_ids(paper),
+        title=paper.title or None,
+        abstract=paper.abstract or None,
+        year=paper.year,
+        publication_date=published,
+        date_precision=precision,
+        venue=paper.venue or None,
+        authors=tuple(author.name for author in paper.authors),
+        fields=tuple(dict.fromkeys(fields)),
+        reference_count=paper.referenceCount,
+        problems=tuple(problems),
+    )
 
 
 def parse_paper(record: Mapping[str, Any]) -> Paper:
@@ -230,26 +287,23 @@ def parse_paper(record: Mapping[str, Any]) -> Paper:
     A field of the wrong type is read as missing and named in ``Paper.problems``.
     """
     raw = Fields(record)
-    published, year, precision = _date(raw)
-    fields = dict.fromkeys(
-        [*_names(raw, "fieldsOfStudy", "category"), *_names(raw, "s2FieldsOfStudy", "category")]
-    )
-    count = raw.get("referenceCount", int)
-    paper_ids = _ids(raw)
-    return Paper(
-        source=Source.S2,
-        ids=paper_ids,
-        title=raw.get("title", str) or None,
-        abstract=raw.get("abstract", str) or None,
-        year=year,
-        publication_date=published,
-        date_precision=precision,
-        venue=raw.get("venue", str) or None,
-        authors=tuple(_names(raw, "authors", "name")),
-        fields=tuple(fields),
-        reference_count=count if count is None or count >= 0 else None,
-        problems=tuple(raw.problems),
-    )
+    return _paper(_typed_paper(raw), raw.problems)
+
+
+def _typed_reference(item: Mapping[str, Any]) -> S2Reference:
+    """One entry of ``/paper/{id}/references`` as the client's typed record, its cited paper
+    checked as :func:`parse_paper` checks a paper. Contexts and intents keep their strings; a
+    list of the wrong type is an empty one (given, but unreadable), an absent or null one None."""
+    signals = Fields(item)
+    typed: dict[str, Any] = {
+        "citedPaper": _checked(Fields(signals.get("citedPaper", dict) or {})),
+        "isInfluential": signals.get("isInfluential", bool),
+    }
+    for name in ("contexts", "intents"):
+        listed = signals.get(name, list)
+        if item.get(name) is not None:
+            typed[name] = [value for value in listed or () if isinstance(value, str)]
+    return S2Reference(typed)
 
 
 def parse_reference(item: Mapping[str, Any], target_id: str, position: int) -> Reference:
@@ -257,22 +311,20 @@ def parse_reference(item: Mapping[str, Any], target_id: str, position: int) -> R
 
     Fields of the wrong type are read as missing, as in :func:`parse_paper`.
     """
-    signals = Fields(item)
-    cited = Fields(signals.get("citedPaper", dict) or {})
-    published, year, _ = _date(cited)
-    intents = [i for i in signals.get("intents", list) or () if isinstance(i, str)]
-    contexts = [c for c in signals.get("contexts", list) or () if isinstance(c, str)]
+    reference = _typed_reference(item)
+    cited = reference.paper
     paper_ids = _ids(cited)
+    intents = reference.intents
     return Reference(
         target_id=target_id,
         ref_key=f"s2:{position}",
         ids=paper_ids,
-        title=cited.get("title", str) or None,
-        year=year,
-        publication_date=published,
-        contexts=tuple(contexts) if item.get("contexts") is not None else None,
-        intents=tuple(dict.fromkeys(intents)) if item.get("intents") is not None else None,
-        is_influential=signals.get("isInfluential", bool),
+        title=cited.title or None,
+        year=cited.year,
+        publication_date=_day(cited),
+        contexts=None if reference.contexts is None else tuple(reference.contexts),
+        intents=None if intents is None else tuple(dict.fromkeys(intents)),
+        is_influential=reference.isInfluential,
         provenance=(Provenance(source=Source.S2),),
         status=None if paper_ids.s2 else ReferenceStatus.UNRESOLVED,
         reason=None if paper_ids.s2 else "S2 lists this reference with no paperId",

@@ -1,13 +1,19 @@
 """sources/semanticscholar.py against a local server: 500 IDs a batch call, references paged by
 offset; its describe(); and its parsers on bad input, hand-computed: a field of the wrong type is
-read as missing and named in ``Paper.problems``; nothing raises."""
+read as missing and named in ``Paper.problems``; nothing raises. Records are read through the
+semanticscholar client's typed ``Paper`` and ``Reference``."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
+import pytest
+from semanticscholar.Paper import Paper as S2Paper
+from semanticscholar.Reference import Reference as S2Reference
+
 from inspire_build.http import HttpClient
-from inspire_build.models import ReferenceStatus
+from inspire_build.models import DatePrecision, ReferenceStatus
 from inspire_build.sources import CODECS, semanticscholar
 from tests.localserver import LocalServer, Reply, Seen
 from tests.unit.test_http import settings_for
@@ -127,3 +133,63 @@ def test_s2_reference_with_wrong_types_and_nulls() -> None:
     assert reference.contexts == () and reference.intents == ("methodology",)
     assert reference.is_influential is None and reference.year is None
     assert reference.status is ReferenceStatus.UNRESOLVED
+
+
+# --- the semanticscholar client's typed records ---------------------------------------------------
+
+
+def test_s2_asks_only_for_fields_the_clients_records_read() -> None:
+    assert set(semanticscholar.PAPER_FIELDS) <= set(S2Paper.FIELDS)
+    signals = set(S2Reference.FIELDS)
+    assert {"contexts", "intents", "isInfluential"} <= signals
+    assert set(semanticscholar.REFERENCE_FIELDS) <= signals | set(S2Paper.FIELDS)
+
+
+def test_s2_records_the_client_cannot_read_still_parse() -> None:
+    record = {
+        "paperId": "b" * 40,
+        "title": "T",
+        "publicationDate": "2020-02-30",
+        "authors": ["Ada Abe", {"name": "Bo Bell"}, {"name": None}, 5],
+    }
+    # The client's own record takes the JSON on trust: it raises on this date, and this author.
+    with pytest.raises(ValueError):
+        S2Paper({"publicationDate": record["publicationDate"]})
+    with pytest.raises(TypeError):
+        S2Paper({"authors": [5]})
+    paper = semanticscholar.parse_paper(record)
+    assert paper.authors == ("Ada Abe", "Bo Bell") and paper.publication_date is None
+    assert paper.problems == ("publicationDate: '2020-02-30' is not a date",)
+    # A date-time keeps its day, which the client's strict '%Y-%m-%d' would refuse.
+    stamped = semanticscholar.parse_paper({"year": 2021, "publicationDate": "2021-03-04T05:06:07"})
+    assert (stamped.publication_date, stamped.date_precision) == (
+        dt.date(2021, 3, 4),
+        DatePrecision.DAY,
+    )
+    assert semanticscholar.parse_paper({"year": 2021}).date_precision is DatePrecision.YEAR
+
+
+def test_s2_reference_signals_read_as_the_client_reads_them() -> None:
+    item = {
+        "contexts": ["one", "two"],
+        "intents": ["methodology", "methodology", "background"],
+        "isInfluential": True,
+        "citedPaper": {
+            "paperId": "C" * 40,
+            "externalIds": {"ArXiv": "1707.08567", "CorpusId": 7},
+            "title": "Cited",
+            "year": 2017,
+            "publicationDate": "2017-07-27",
+        },
+    }
+    typed = S2Reference(item)  # well-formed: the client's own reading is ours
+    reference = semanticscholar.parse_reference(item, "s2:" + "a" * 40, 0)
+    assert reference.contexts == tuple(typed.contexts) == ("one", "two")
+    assert reference.intents == ("methodology", "background")
+    assert reference.is_influential is typed.isInfluential is True
+    assert reference.ids.s2 == typed.paper.paperId.lower() == "c" * 40
+    assert (reference.ids.arxiv, reference.ids.corpus_id) == ("1707.08567", "7")
+    assert reference.publication_date == typed.paper.publicationDate.date()
+    # Absent signals stay unknown (None); a list of the wrong type was given, but is empty.
+    bare = semanticscholar.parse_reference({"citedPaper": {"paperId": None}}, "t", 1)
+    assert (bare.contexts, bare.intents, bare.is_influential) == (None, None, None)
