@@ -19,11 +19,12 @@ import time
 from pathlib import Path
 
 from inspire_build import hindsight, pipeline, splits, warehouse
-from inspire_build.env import agents, backends, corpus, run, store
+from inspire_build.env import agents, backends, run, store
 from inspire_build.env.core import SearchEnv
 from inspire_build.env.policy import train
 from inspire_build.evaluation.evaluate import evaluate
 from inspire_build.evaluation.score import paired
+from inspire_build.sandbox import corpus as world_corpus
 from inspire_build.sandbox import server as sandbox
 from inspire_build.sandbox import world
 from inspire_build.sources import make_client
@@ -38,7 +39,7 @@ def build_world(root: Path, seed: int, papers: int, targets: int) -> Path:
             client = make_client(settings, con)
             for split in ("train", "eval"):
                 pipeline.build_split(con, client, settings, split, targets)
-            store.write_corpus(con, corpus.from_world(generated.records), "sandbox-world")
+            store.write_corpus(con, world_corpus.from_world(generated.records), "sandbox-world")
     return path
 
 

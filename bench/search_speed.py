@@ -27,7 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from inspire_build import warehouse  # noqa: E402
-from inspire_build.env import backends, corpus, store  # noqa: E402
+from inspire_build.env import backends, store  # noqa: E402
+from inspire_build.sandbox import corpus as world_corpus  # noqa: E402
 from inspire_build.sandbox import world  # noqa: E402
 from tests.unit.env.test_backends import whole_corpus_bm25  # noqa: E402 (the old one)
 
@@ -56,7 +57,7 @@ def measure(papers: int, queries: int, words: int, rounds: int) -> dict[str, flo
         warehouse.open_warehouse(Path(folder) / "w.duckdb") as con,
     ):
         started = time.perf_counter()
-        store.write_corpus(con, corpus.from_world(generated.records), "sandbox-world")
+        store.write_corpus(con, world_corpus.from_world(generated.records), "sandbox-world")
         build_s = time.perf_counter() - started
         local = backends.LocalBackend(con)
         new, old = [], []

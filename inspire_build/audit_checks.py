@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import duckdb
 
-from inspire_build import audit, boundary, boundary_store, warehouse
+from inspire_build import audit, boundary, boundary_store
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient, SourceError
@@ -20,6 +20,7 @@ from inspire_build.llm import LLM
 from inspire_build.models import AuditFinding, IdentityGuess, MechanismGuess, MechanismOverlap
 from inspire_build.sources import openalex
 from inspire_build.tables import lineage as lineage_table
+from inspire_build.tables import search as search_table
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +87,7 @@ def retrieval(
     k: int,
     margin: float = 0.0,
 ) -> AuditFinding:
-    ranked = warehouse.search(con, brief, k + 1)
+    ranked = search_table.search(con, brief, k + 1)
     return audit.retrieval_finding(brief_id, ranked, target_id, k, margin)
 
 

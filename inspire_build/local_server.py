@@ -1,7 +1,7 @@
 """An ASGI app served on 127.0.0.1 in a background thread (the sandbox and the tool server),
 and the listening socket a foreground server is handed (:func:`bind`), and a free port for a
-child process (:func:`free_port`); and the Host check that the review pages and the tool server
-share (:func:`refuse_foreign_hosts`)."""
+child process (:func:`free_port`); and what the review pages and the tool server share: the Host
+check (:func:`refuse_foreign_hosts`) and the request body limit (:class:`BodyLimit`)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from contextlib import contextmanager
 import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from inspire_build.errors import InspireError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")  # the Host headers a local server answers
+MAX_BODY_BYTES = 1_000_000  # 1 MB: the request body a local server reads, unless told
 
 
 def refuse_foreign_hosts(app: Starlette, allowed_hosts: Sequence[str] = LOOPBACK) -> None:
@@ -27,6 +28,82 @@ def refuse_foreign_hosts(app: Starlette, allowed_hosts: Sequence[str] = LOOPBACK
     aside), before anything else reads it: a web page that rebinds its own name to 127.0.0.1
     (DNS rebinding) then reaches nothing. Add it last, so that it runs first."""
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is answered 413 before it is parsed,
+    by its Content-Length and by the bytes that actually arrive (chunked bodies have none).
+
+    The rest of a refused body is read and dropped, up to ``DRAIN_BYTES``, so that the client
+    gets its answer rather than a reset connection; past that the connection is closed.
+    """
+
+    DRAIN_BYTES = 16 * MAX_BODY_BYTES
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > self.limit:
+            await _drain(receive, 0, self.DRAIN_BYTES)
+            await _too_large(send, self.limit)
+            return
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                if message.get("more_body", False):
+                    await _drain(receive, size, self.DRAIN_BYTES)
+                await _too_large(send, self.limit)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body, replayed = b"".join(chunks), False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+async def _drain(receive: Receive, size: int, cap: int) -> None:
+    """Read and drop the rest of a request body, until it ends or ``cap`` bytes have come."""
+    while size <= cap:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        size += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    payload = f'{{"error": "the request body is over {limit:,} bytes"}}'.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
 
 
 def free_port() -> int:

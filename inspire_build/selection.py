@@ -17,6 +17,7 @@ from inspire_build.config import Settings
 from inspire_build.http import HttpClient
 from inspire_build.models import Paper, TargetOutcome, TargetStatus
 from inspire_build.sources import openalex
+from inspire_build.tables import crosswalk as crosswalk_table
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,7 +110,7 @@ def listing(
 def _canonical_ids(con: duckdb.DuckDBPyConnection, works: Sequence[Paper]) -> dict[str, str]:
     """``openalex:W..`` -> the paper's canonical ID, for candidates an earlier build resolved,
     so that a paper keeps one row in ``targets`` (lineage moves a new one there itself)."""
-    known = warehouse.lookup_ids(con, "openalex", [w.ids.openalex or "" for w in works])
+    known = crosswalk_table.lookup_ids(con, "openalex", [w.ids.openalex or "" for w in works])
     return {
         f"openalex:{value}": paper_id
         for value, paper_id in known.items()

@@ -24,6 +24,7 @@ from inspire_build.cli.common import (
 from inspire_build.errors import InputError
 from inspire_build.ids import parse_any_id
 from inspire_build.sources import make_client
+from inspire_build.tables import crosswalk as crosswalk_table
 
 
 @gold_app.command("make")
@@ -43,7 +44,7 @@ def gold_make(
 
     root: _Context = ctx.obj
     with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
-        known = warehouse.crosswalk(con)
+        known = crosswalk_table.crosswalk(con)
         targets = []
         for raw in paper_ids:
             parsed = parse_any_id(raw)

@@ -74,9 +74,10 @@ def corpus_build(
         raise InputError("give one of --world DIR, --snapshot FILE, or --from DATE --to DATE")
     with _client(ctx, warehouse_path, offline) as (client, con):
         if world_dir is not None:
+            from inspire_build.sandbox import corpus as world_corpus
             from inspire_build.sandbox import world
 
-            records = corpus.from_world(world.load(world_dir).records)
+            records = world_corpus.from_world(world.load(world_dir).records)
             origin = "sandbox-world"
         elif snapshot_file is not None:
             records = [corpus.from_paper(p) for p in corpus.read_snapshot(snapshot_file)]

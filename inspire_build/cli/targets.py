@@ -12,11 +12,11 @@ from inspire_build import (
     lineage_rows,
     resolve,
     selection,
-    warehouse,
 )
 from inspire_build.errors import InputError
 from inspire_build.ids import parse_any_id
 from inspire_build.models import Source
+from inspire_build.tables import crosswalk as crosswalk_table
 
 if TYPE_CHECKING:
     pass
@@ -90,7 +90,7 @@ def lineage_resolve(
         results = resolve.resolve_lineage(
             paper_ids,
             client,
-            existing=warehouse.crosswalk(con),
+            existing=crosswalk_table.crosswalk(con),
             cutoff_offset=boundary_store.cutoff_offsets(con, root.settings),
         )
         lineage_rows.write(con, results, split, resolve.ALL_SOURCES)

@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import duckdb
 
-from inspire_build import warehouse
 from inspire_build.env import corpus, store
 from inspire_build.env.core import Backend, Work
 from inspire_build.env.store import Catalog
@@ -20,7 +19,9 @@ from inspire_build.http import BadRequest, HttpClient, NotFound
 from inspire_build.ids import Scheme, parse_any_id
 from inspire_build.models import Paper
 from inspire_build.sources import openalex
+from inspire_build.tables import corpus as corpus_table
 from inspire_build.tables import env as env_table
+from inspire_build.tables import search as search_table
 
 BACKENDS = ("local", "openalex")
 
@@ -33,12 +34,12 @@ class LocalBackend:
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
-        warehouse.load_fts(con)
+        search_table.load_fts(con)
 
     def search(self, query: str, k: int, cutoff: dt.date) -> list[Work]:
         return [
             Work(paper_id, public_by, title=title, year=year, score=score)
-            for paper_id, score, public_by, title, year in warehouse.search_corpus(
+            for paper_id, score, public_by, title, year in corpus_table.search_corpus(
                 self.con, query, k, cutoff
             )
         ]

@@ -1,10 +1,11 @@
 """The search corpus: every work an agent may find, antecedents among distractors.
 
-Records come from a Sandbox world (every record, distractors included), from OpenAlex works
-listed by cursor paging, or from an OpenAlex snapshot file (works JSONL, the API's record
-shape, read by the same ``openalex.parse``). :func:`merge` is pure: records that share an ID,
-or that the warehouse's crosswalk maps to one paper, become one work, so a preprint and its
-published twin are one result with the earliest first public date of the two.
+Records come from OpenAlex works listed by cursor paging, from an OpenAlex snapshot file (works
+JSONL, the API's record shape, read by the same ``openalex.parse``), or from a Sandbox world
+(every record, distractors included: ``sandbox/corpus.py``, so that this module never imports
+the emulator). :func:`merge` is pure: records that share an ID, or that the warehouse's
+crosswalk maps to one paper, become one work, so a preprint and its published twin are one
+result with the earliest first public date of the two.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ import dataclasses
 import datetime as dt
 import gzip
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from inspire_build import cutoff, ids
+from inspire_build import cutoff
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient
-from inspire_build.ids import PaperId, Scheme
+from inspire_build.ids import PaperId
 from inspire_build.lineage import canonical_id
-from inspire_build.models import DatePrecision, Paper, Source
+from inspire_build.models import DatePrecision, Paper
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,49 +79,6 @@ def from_openalex(
         records.append(from_paper(paper))
         advance()
     return records
-
-
-def from_world(records: Iterable[object]) -> list[CorpusRecord]:
-    """Every record of a Sandbox world, with the dates and links each API would give.
-
-    S2 links a published version to its preprint's arXiv ID, which is what merges the twins.
-    """
-    from inspire_build.sandbox.world import Record
-
-    found = []
-    for record in records:
-        if not isinstance(record, Record):
-            raise TypeError("from_world takes sandbox world records")
-        typed = [
-            PaperId(Scheme.OPENALEX, record.openalex),
-            PaperId(Scheme.S2, record.s2),
-            PaperId(Scheme.CORPUS_ID, str(record.corpus_id)),
-            ids.parse_any_id(record.doi),  # an arXiv DataCite DOI parses as the arXiv ID
-        ]
-        typed += [PaperId(Scheme.ARXIV, a) for a in (record.arxiv, record.s2_arxiv) if a]
-        dates = [cutoff.SourceDate(Source.OPENALEX, dt.date.fromisoformat(record.publication_date))]
-        if record.arxiv_versions:
-            v1 = dt.date.fromisoformat(record.arxiv_versions[0][1])
-            dates.append(cutoff.SourceDate(Source.ARXIV, v1))
-        if record.s2_publication_date:
-            dates.append(
-                cutoff.SourceDate(Source.S2, dt.date.fromisoformat(record.s2_publication_date))
-            )
-        elif record.s2_year:
-            dates.append(
-                cutoff.SourceDate(Source.S2, dt.date(record.s2_year, 1, 1), DatePrecision.YEAR)
-            )
-        found.append(
-            CorpusRecord(
-                tuple(dict.fromkeys(typed)),
-                record.title,
-                record.abstract,
-                int(record.publication_date[:4]),
-                tuple(record.authors),
-                tuple(dates),
-            )
-        )
-    return found
 
 
 def snapshot_work(line: str) -> Paper:

@@ -52,9 +52,8 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from inspire_build import local_server, splits, warehouse
+from inspire_build import local_server, splits
 from inspire_build.env import limits, store
 from inspire_build.env.core import (
     DEFAULT_BUDGET,
@@ -70,6 +69,7 @@ from inspire_build.errors import InputError
 from inspire_build.evaluation import inputs
 from inspire_build.evaluation.funnel import Trajectory
 from inspire_build.evaluation.score import score
+from inspire_build.tables import crosswalk as crosswalk_table
 
 Judge = Callable[[SearchEnv], dict[str, float | None]]
 OnSubmit = Callable[[SearchEnv, bool], None]  # the session's env, and whether scores were shown
@@ -442,7 +442,7 @@ def _now() -> dt.datetime:
 def judge_from(con: duckdb.DuckDBPyConnection, version: str) -> Judge:
     """Per-instance scores of a submitted session, against the version's qrels (debugging only:
     a server that answers with them is an oracle for the gold)."""
-    normalise = inputs.normaliser(warehouse.crosswalk(con))
+    normalise = inputs.normaliser(crosswalk_table.crosswalk(con))
     qrels = splits.version_qrels(con, version)
 
     def judge(env: SearchEnv) -> dict[str, float | None]:
@@ -495,82 +495,6 @@ HTTP_STATUS: tuple[tuple[type[InputError], int], ...] = (
 )
 
 
-class BodyLimit:
-    """ASGI middleware: a request body over ``limit`` bytes is answered 413 before it is parsed,
-    by its Content-Length and by the bytes that actually arrive (chunked bodies have none).
-
-    The rest of a refused body is read and dropped, up to ``DRAIN_BYTES``, so that the client
-    gets its answer rather than a reset connection; past that the connection is closed.
-    """
-
-    DRAIN_BYTES = 16 * limits.MAX_BODY_BYTES
-
-    def __init__(self, app: ASGIApp, limit: int = limits.MAX_BODY_BYTES) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length", b"0")
-        if not declared.isdigit() or int(declared) > self.limit:
-            await _drain(receive, 0, self.DRAIN_BYTES)
-            await _too_large(send, self.limit)
-            return
-        chunks, size = [], 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                if message.get("more_body", False):
-                    await _drain(receive, size, self.DRAIN_BYTES)
-                await _too_large(send, self.limit)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body, replayed = b"".join(chunks), False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
-
-
-async def _drain(receive: Receive, size: int, cap: int) -> None:
-    """Read and drop the rest of a request body, until it ends or ``cap`` bytes have come."""
-    while size <= cap:
-        message = await receive()
-        if message["type"] != "http.request":
-            return
-        size += len(message.get("body", b""))
-        if not message.get("more_body", False):
-            return
-
-
-async def _too_large(send: Send, limit: int) -> None:
-    payload = f'{{"error": "the request body is over {limit:,} bytes"}}'.encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
-
-
 def operator_check(key: str) -> Callable[[Request], None]:
     """A FastAPI dependency that refuses a request without ``Authorization: Bearer <key>``.
 
@@ -605,7 +529,7 @@ def create_app(
         title="inspire search environment",
         description="search, read and submit on benchmark instances, one session per instance",
     )
-    app.add_middleware(BodyLimit, limit=max_body)
+    app.add_middleware(local_server.BodyLimit, limit=max_body)
     local_server.refuse_foreign_hosts(app, allowed_hosts)  # last added: runs first
     operator = [Depends(operator_check(operator_key))]
 

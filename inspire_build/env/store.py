@@ -23,6 +23,8 @@ from inspire_build.errors import InputError
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.lineage import canonical_id
 from inspire_build.models import DatePrecision, Source
+from inspire_build.tables import corpus as corpus_table
+from inspire_build.tables import crosswalk as crosswalk_table
 from inspire_build.tables import env as env_table
 from inspire_build.tables import lineage as lineage_table
 from inspire_build.tables import versions
@@ -85,9 +87,9 @@ def write_corpus(
 ) -> CorpusSize:
     """Replace the corpus with these records, merged, and rebuild its bm25 index."""
     known = known_dates(con)
-    works = corpus.merge(records, warehouse.crosswalk(con), known)
+    works = corpus.merge(records, crosswalk_table.crosswalk(con), known)
     corpus_rows, id_rows = corpus.rows(works, origin, dt.datetime.now(dt.UTC))
-    warehouse.replace_corpus(con, corpus_rows, id_rows)
+    corpus_table.replace_corpus(con, corpus_rows, id_rows)
     return CorpusSize(
         records=len(records),
         works=len(works),
@@ -121,7 +123,7 @@ class Catalog:
 
 
 def catalog(con: duckdb.DuckDBPyConnection) -> Catalog:
-    ids = warehouse.crosswalk(con)
+    ids = crosswalk_table.crosswalk(con)
     for scheme, value, paper_id in env_table.corpus_ids(con):
         ids.setdefault(PaperId(Scheme(scheme), value), paper_id)
     dates = known_dates(con)

@@ -7,12 +7,16 @@ import hashlib
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
-from inspire_build import splits, warehouse
+import duckdb
+
+from inspire_build import warehouse
 from inspire_build.errors import InputError
 from inspire_build.evaluation import inputs, report
 from inspire_build.evaluation.funnel import Trajectory
 from inspire_build.evaluation.score import GAINS, Scores, score
 from inspire_build.ids import PaperId
+from inspire_build.tables import crosswalk as crosswalk_table
+from inspire_build.tables import versions
 
 
 def evaluate(
@@ -52,9 +56,9 @@ def evaluate(
     if warehouse_path is None:
         raise InputError("scoring against a split needs the warehouse")
     with warehouse.open_warehouse(warehouse_path) as con:
-        chosen = version or splits.latest_version(con, str(split))
-        normalise = inputs.normaliser(warehouse.crosswalk(con))
-        judged = splits.version_qrels(con, chosen)
+        chosen = version or _latest(con, str(split))
+        normalise = inputs.normaliser(crosswalk_table.crosswalk(con))
+        judged = _qrels(con, chosen)
         if not judged:
             raise InputError(f"version {chosen} has no qrels")
         submission = _read(run, trajectories, normalise, cap)
@@ -139,9 +143,25 @@ def _against_file(
 def _crosswalk(path: Path) -> dict[PaperId, str]:
     con = warehouse.connect(path, read_only=True)
     try:
-        return warehouse.crosswalk(con)
+        return crosswalk_table.crosswalk(con)
     finally:
         con.close()
+
+
+def _latest(con: duckdb.DuckDBPyConnection, split: str) -> str:
+    """The split's latest version; refused when it has none yet."""
+    found = versions.latest(con).get(split)
+    if found is None:
+        raise InputError(f"split {split!r} has no version yet; build it first")
+    return found
+
+
+def _qrels(con: duckdb.DuckDBPyConnection, version: str) -> dict[str, dict[str, int]]:
+    """instance_id -> paper_id -> tier: a split version's graded antecedents."""
+    found: dict[str, dict[str, int]] = {}
+    for iid, paper_id, tier in versions.qrels(con, version):
+        found.setdefault(iid, {})[paper_id] = tier
+    return found
 
 
 @dataclasses.dataclass(frozen=True)

@@ -44,12 +44,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from inspire_build.errors import InputError
 from inspire_build.local_server import LOOPBACK as LOOPBACK  # re-exported: cli/review uses it
-from inspire_build.local_server import refuse_foreign_hosts
+from inspire_build.local_server import MAX_BODY_BYTES, BodyLimit, refuse_foreign_hosts
 from inspire_build.review import curation as curation_module
 from inspire_build.review import decisions
 from inspire_build.review.curation import Curation, Stale, UnknownInstance
 
-MAX_BODY = 1_000_000  # 1 MB
+MAX_BODY = MAX_BODY_BYTES  # 1 MB
 COOKIE = "inspire_review_session"
 NAME_COOKIE = "inspire_review_curator"  # the session's curator: quoted name "." its HMAC
 TEMPLATES = jinja2.Environment(
@@ -300,8 +300,6 @@ def create_app(
     server's event loop: the warehouse connection is never used from two threads at once, and
     a decision's check against the standing one and its write are never interleaved.
     ``default_curator`` is only offered on the name form of each new session."""
-    from inspire_build.env.server import BodyLimit  # the tool server's 413, reused as is
-
     try:
         offered = decisions.check_curator(default_curator) if default_curator.strip() else ""
     except ValueError as error:

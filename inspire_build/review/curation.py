@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from inspire_build import audit, audit_checks, gold, warehouse
+from inspire_build import audit, audit_checks, gold
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS, mentioned
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
@@ -25,6 +25,7 @@ from inspire_build.review import decisions, highlight
 from inspire_build.review.decisions import Action, Review, Standing, State
 from inspire_build.sources import make_client
 from inspire_build.tables import reviews as table
+from inspire_build.tables import search as search_table
 
 CHECKS = tuple(c.value for c in AuditCheck)
 # The version page's filters: by review state, and by a check's outcome ("any" check too).
@@ -414,7 +415,7 @@ class Curation:
         """The five checks a build runs on a brief, on ``text`` (cached calls and stored
         searches cost nothing; a search that cannot be made is reported as not run)."""
         inputs = gold.load_inputs(self.con, target_id)
-        warehouse.build_search_index(self.con)
+        search_table.build_search_index(self.con)
         if self._llm is None:
             self._llm = gold.make_llm(self.settings, self.con)
         client = make_client(self.settings, self.con)

@@ -2,6 +2,9 @@
 ``warehouse``, which owns the connection, migrations, transactions and the generic writes).
 
 - ``lineage``: papers, paper_ids, references, targets, gold_completeness;
+- ``crosswalk``: paper_ids read as typed IDs, and one scheme's values looked up;
+- ``search``: full-text search over papers (the FTS extension, the bm25 index, word counts);
+- ``corpus``: the corpus replaced with its bm25 index, and searched as of a cutoff;
 - ``gold``: briefs, audit_findings, grades;
 - ``versions``: split_versions, instances, qrels, version_grades, version_findings and the
   latest-version views;

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from inspire_build import warehouse
+from inspire_build.tables import search
 
 # What a chunk's lineage reads: the raw response store, the ID crosswalk, the bulk tables.
 TABLES = (
@@ -59,7 +59,7 @@ def write_for_steps(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     def indexed(copy: duckdb.DuckDBPyConnection) -> None:
         copy.execute(_CALL_INDEX)
         copy.execute(_INDEX)
-        warehouse.build_search_index(copy)
+        search.build_search_index(copy)
 
     _copied(con, path, STEPS_TABLES, indexed)
 

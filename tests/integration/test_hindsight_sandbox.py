@@ -15,10 +15,11 @@ from typer.testing import CliRunner
 
 from inspire_build import hindsight, pipeline, splits, warehouse
 from inspire_build.cli import app
-from inspire_build.env import backends, corpus, store
+from inspire_build.env import backends, store
 from inspire_build.env.core import Work
 from inspire_build.env.policy import Policy, train
 from inspire_build.evaluation.evaluate import evaluate
+from inspire_build.sandbox import corpus as world_corpus
 from inspire_build.sandbox import server as sandbox
 from inspire_build.sandbox import world
 from inspire_build.sources import make_client
@@ -37,7 +38,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
             client = make_client(settings, con)
             for split in ("train", "eval"):
                 pipeline.build_split(con, client, settings, split, 8)
-            store.write_corpus(con, corpus.from_world(generated.records), "sandbox-world")
+            store.write_corpus(con, world_corpus.from_world(generated.records), "sandbox-world")
     yield path, root
 
 

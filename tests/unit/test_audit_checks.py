@@ -15,6 +15,7 @@ from inspire_build import audit_checks, warehouse
 from inspire_build.config import Settings
 from inspire_build.llm import LLM
 from inspire_build.models import AuditCheck
+from inspire_build.tables import search
 
 ANSWERS = {
     "IdentityGuess": {"title": "Some other paper"},
@@ -64,7 +65,7 @@ def _papers(con: duckdb.DuckDBPyConnection) -> None:
         )
     ]  # fmt: skip
     warehouse.upsert(con, "papers", rows, ["paper_id"])
-    warehouse.build_search_index(con)
+    search.build_search_index(con)
 
 
 def _four(con: duckdb.DuckDBPyConnection, concurrency: int) -> tuple[list[Any], SlowOpenAI]:

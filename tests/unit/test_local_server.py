@@ -1,10 +1,17 @@
-"""The servers here (the sandbox, the tool and review servers) answer without Nagle's delay."""
+"""The servers here (the sandbox, the tool and review servers) answer without Nagle's delay, and
+the tool and review servers refuse a body over their limit (:class:`BodyLimit`)."""
 
 from __future__ import annotations
 
 import socket
 
-from inspire_build.local_server import bind
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from inspire_build.local_server import MAX_BODY_BYTES, BodyLimit, bind
 
 
 def test_a_bound_servers_connections_send_without_nagles_delay() -> None:
@@ -18,3 +25,28 @@ def test_a_bound_servers_connections_send_without_nagles_delay() -> None:
         with accepted:
             assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
     listening.close()
+
+
+def _echo_behind(limit: int) -> TestClient:
+    async def echo(request: Request) -> Response:
+        return Response(await request.body())
+
+    app = Starlette(routes=[Route("/", echo, methods=["POST"])])
+    app.add_middleware(BodyLimit, limit=limit)
+    return TestClient(app)
+
+
+def test_a_body_within_the_limit_passes_whole() -> None:
+    client = _echo_behind(10)
+    assert client.post("/", content=b"0123456789").content == b"0123456789"
+    assert client.post("/", content=iter([b"01234", b"56789"])).content == b"0123456789"
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_read() -> None:
+    client = _echo_behind(10)
+    declared = client.post("/", content=b"01234567890")  # by its Content-Length
+    streamed = client.post("/", content=iter([b"012345", b"67890"]))  # chunked: by its bytes
+    for answer in (declared, streamed):
+        assert answer.status_code == 413
+        assert answer.json() == {"error": "the request body is over 10 bytes"}
+    assert BodyLimit.DRAIN_BYTES == 16 * MAX_BODY_BYTES

@@ -432,29 +432,3 @@ def test_an_installed_pandas_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(warehouse.importlib.util, "find_spec", lambda name, *a: object())
     warehouse.mark_absent_pandas()
     assert "pandas" not in sys.modules
-
-
-def test_document_counts_counts_papers_holding_each_word_whole(
-    con: duckdb.DuckDBPyConnection,
-) -> None:
-    texts = [
-        ("p1", "Sparse Retrieval", "Sparse-retrieval indexes."),
-        ("p2", "Dense retrieval", None),
-        ("p3", None, "Retrievals of graphs"),
-    ]
-    now = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
-    rows = [
-        {"paper_id": p, "title": t, "abstract": a, "sources": ["openalex"], "updated_at": now}
-        for p, t, a in texts
-    ]
-    warehouse.upsert(con, "papers", rows, ["paper_id"])
-    words = ["retrieval", "sparse", "graphs", "index", "sparse-retrieval", "zzz", "a b"]
-    assert warehouse.document_counts(con, [*words, "retrieval"]) == {
-        "retrieval": 2,  # case folded; "Retrievals" is another word
-        "sparse": 1,
-        "graphs": 1,
-        "index": 0,  # "indexes" is not it
-        "sparse-retrieval": 1,
-        "zzz": 0,
-    }  # a repeated word counts once; one that is not a content word is left out
-    assert warehouse.document_counts(con, ["a b"]) == {}

@@ -17,7 +17,9 @@ from inspire_build.env import corpus
 from inspire_build.env.backends import LocalBackend
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.models import Source
+from inspire_build.sandbox import corpus as world_corpus
 from inspire_build.sandbox import world
+from inspire_build.tables import corpus as corpus_table
 
 CUTOFF = dt.date(2024, 6, 1)
 
@@ -46,7 +48,7 @@ def _warehouse(works: Sequence[corpus.CorpusWork]) -> duckdb.DuckDBPyConnection:
     con = warehouse.connect(":memory:")
     warehouse.migrate(con)
     rows, id_rows = corpus.rows(works, "test", dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
-    warehouse.replace_corpus(con, rows, id_rows)
+    corpus_table.replace_corpus(con, rows, id_rows)
     return con
 
 
@@ -109,7 +111,7 @@ def test_later_and_undated_works_change_no_score_where_whole_corpus_bm25_did() -
 @pytest.fixture(scope="module")
 def sandbox_works() -> list[corpus.CorpusWork]:
     generated = world.generate(world.WorldConfig(seed=3, papers=400))
-    return corpus.merge(corpus.from_world(generated.records), {}, {})
+    return corpus.merge(world_corpus.from_world(generated.records), {}, {})
 
 
 def test_a_worlds_scores_are_the_same_with_or_without_the_works_after_the_cutoff(
