@@ -17,10 +17,10 @@ from inspire_build.cli.common import (
     SplitOption,
     VersionOption,
     WarehouseOption,
-    _check_split,
     _Context,
-    _warehouse_path,
+    check_split,
     out,
+    warehouse_of,
 )
 from inspire_build.errors import InputError
 
@@ -45,9 +45,9 @@ def audit_brief(
     from inspire_build.sources import make_client
 
     root: _Context = ctx.obj
-    _check_split(ctx, split)
+    check_split(ctx, split)
     written = _text_of(text)
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
         chosen = version or splits.latest_version(con, split)
         splits.check_version(con, chosen)
         settings, recorded = gold.judging_settings(con, root.settings, chosen)

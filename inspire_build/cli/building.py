@@ -14,12 +14,12 @@ from inspire_build.cli.common import (
     JsonOption,
     WarehouseOption,
     _check_output_folder,
-    _check_split,
     _Context,
-    _warehouse_path,
     app,
+    check_split,
     gold_app,
     out,
+    warehouse_of,
 )
 from inspire_build.errors import InputError
 from inspire_build.ids import parse_any_id
@@ -43,7 +43,7 @@ def gold_make(
     from inspire_build import gold
 
     root: _Context = ctx.obj
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
         known = crosswalk_table.crosswalk(con)
         targets = []
         for raw in paper_ids:
@@ -89,10 +89,10 @@ def export_command(
     side that leaks fails the export and leaves no public file."""
     from inspire_build import exports
 
-    _check_split(ctx, split, version, warehouse_path)
+    check_split(ctx, split, version, warehouse_path)
     _check_output_folder(out_dir, "--out")
     root: _Context = ctx.obj
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
         hashes = exports.export(con, root.settings, split, version, out_dir, force)
     for name, digest in hashes.items():
         print(f"{digest}  {name}")
@@ -115,10 +115,10 @@ def plan_command(
     build asks no listing twice); makes no LLM call."""
     from inspire_build import pipeline, selection
 
-    _check_split(ctx, split)
+    check_split(ctx, split)
     root: _Context = ctx.obj
     settings = root.settings.overridden(split, limit=limit, instances=instances)
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path, create=True)) as con:
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path, create=True)) as con:
         works, _ = selection.listing(make_client(settings, con), con, settings, split)
         planned = pipeline.plan_of(
             settings, split, works, pipeline.measured_rates(con, settings, split)

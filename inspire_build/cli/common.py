@@ -121,9 +121,9 @@ class _Context:
 
 def _print_version(wanted: bool) -> None:
     if wanted:
-        from inspire_build import __version__
+        import inspire_build
 
-        out.print(f"inspire {__version__}")
+        out.print(f"inspire {inspire_build.__version__}")
         raise typer.Exit()
 
 
@@ -147,7 +147,7 @@ def _root(
     ctx.obj = _Context(settings=settings, warehouse=warehouse_path or settings.warehouse)
 
 
-def _warehouse_path(ctx: typer.Context, given: Path | None, *, create: bool = False) -> Path:
+def warehouse_of(ctx: typer.Context, given: Path | None, *, create: bool = False) -> Path:
     """The command's --warehouse, else the root's --warehouse or the setting.
 
     Only the commands that make a warehouse pass ``create``; every other one refuses a path
@@ -160,7 +160,7 @@ def _warehouse_path(ctx: typer.Context, given: Path | None, *, create: bool = Fa
     return path
 
 
-def _check_split(
+def check_split(
     ctx: typer.Context,
     split: str | None,
     version: str | None = None,
@@ -177,7 +177,7 @@ def _check_split(
     if split is not None:
         root.settings.split(split)
     if version is not None:
-        con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+        con = warehouse.connect(warehouse_of(ctx, warehouse_path), read_only=True)
         try:
             splits.check_version(con, version)
         finally:
@@ -222,7 +222,7 @@ def _read(
     reader: Callable[[duckdb.DuckDBPyConnection], list[dict[str, Any]]],
 ) -> list[dict[str, Any]]:
     """A table module's rows, read from the warehouse opened read-only."""
-    con = warehouse.connect(_warehouse_path(ctx, given), read_only=True)
+    con = warehouse.connect(warehouse_of(ctx, given), read_only=True)
     try:
         return reader(con)
     finally:
@@ -261,7 +261,7 @@ def _client(
 ) -> Iterator[tuple[HttpClient, duckdb.DuckDBPyConnection]]:
     """A client recording into the warehouse, and that warehouse's connection."""
     root: _Context = ctx.obj
-    with warehouse.open_warehouse(_warehouse_path(ctx, given)) as con:
+    with warehouse.open_warehouse(warehouse_of(ctx, given)) as con:
         yield make_client(root.settings, con, mode="replay" if offline else None), con
 
 

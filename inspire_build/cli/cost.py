@@ -11,11 +11,11 @@ from inspire_build import warehouse
 from inspire_build.cli.common import (
     JsonOption,
     WarehouseOption,
-    _check_split,
     _print_rows,
-    _warehouse_path,
     app,
+    check_split,
     out,
+    warehouse_of,
 )
 from inspire_build.llm_budget import usd
 from inspire_build.tables import llm_ledger
@@ -43,9 +43,9 @@ def cost_command(
     """LLM calls, tokens and cost per step (or per target) of a version's builds, or of every
     build: each call counted once, `paid_usd` what no earlier build had paid for; names the
     models with no price."""
-    _check_split(ctx, split, version, warehouse_path)
+    check_split(ctx, split, version, warehouse_path)
     per = "target" if per_target else "step"
-    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+    con = warehouse.connect(warehouse_of(ctx, warehouse_path), read_only=True)
     try:
         rows = llm_ledger.costs(con, per, version, split)
         summed = llm_ledger.total(con, version, split)

@@ -28,17 +28,17 @@ from inspire_build.cli.common import (
     SplitOption,
     VersionOption,
     WarehouseOption,
-    _check_split,
     _client,
     _Context,
     _parse_date,
-    _warehouse_path,
     agent_app,
+    check_split,
     corpus_app,
     env_app,
     err,
     hindsight_app,
     out,
+    warehouse_of,
 )
 
 
@@ -138,7 +138,7 @@ def agent_run(
     the agent holding only that session's tools; writes its run and trajectories."""
     from inspire_build.env import agents, run
 
-    _check_split(ctx, split, version, warehouse_path)
+    check_split(ctx, split, version, warehouse_path)
     chosen_agent = agents.make_agent(agent)
     if policy is not None:
         from inspire_build.env.policy import Policy
@@ -149,7 +149,7 @@ def agent_run(
         agent = chosen_agent.name
     root: _Context = ctx.obj
     with (
-        warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con,
+        warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con,
         ExitStack() as shown,
     ):
 
@@ -181,9 +181,9 @@ def hindsight_build(
     run and trajectories, a manifest, and the keyphrase policy trained on them."""
     from inspire_build import hindsight, splits
 
-    _check_split(ctx, split, version, warehouse_path)
+    check_split(ctx, split, version, warehouse_path)
     with (
-        warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con,
+        warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con,
         ExitStack() as shown,
     ):
         chosen = version or splits.latest_version(con, split)
@@ -235,11 +235,11 @@ def env_audit(
     backend, a seeded sample of the sentences with --remote-sample)."""
     from inspire_build.env import audit, run
 
-    _check_split(ctx, split, version, warehouse_path)
+    check_split(ctx, split, version, warehouse_path)
     root: _Context = ctx.obj
     sample = audit.Sample(remote_sample, seed) if remote_sample is not None else None
     rows = []
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
         for name in backends or ["local"]:
             mode: SourceMode | None = "replay" if offline else None
             chosen, tasks, made = run.prepare(con, root.settings, split, version, name, mode)
@@ -294,7 +294,7 @@ def _tool_sessions(
     from inspire_build.env import run, server
     from inspire_build.env.core import SearchEnv
 
-    _check_split(ctx, split, version, warehouse_path)
+    check_split(ctx, split, version, warehouse_path)
     root: _Context = ctx.obj
     run_path, trajectories = lines
 
@@ -304,7 +304,7 @@ def _tool_sessions(
         if trajectories is not None:
             run.append_jsonl(trajectories, env.trajectory_line(scores_revealed))
 
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
         chosen, tasks, made = run.prepare(con, root.settings, split, version, backend)
         if debug_reveal_scores:
             err.print(REVEAL_WARNING)
@@ -365,8 +365,8 @@ def env_instances(
     from inspire_build import splits
     from inspire_build.env import store
 
-    _check_split(ctx, split, version, warehouse_path)
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    check_split(ctx, split, version, warehouse_path)
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
         chosen = version or splits.latest_version(con, split)
         tasks = store.load_tasks(con, chosen)
     for task in tasks:
@@ -401,7 +401,7 @@ def env_serve(
     starts sessions; an agent, with its session's token, searches, reads and submits."""
     from inspire_build.env import server
 
-    path = key_file or server.operator_key_file(_warehouse_path(ctx, warehouse_path))
+    path = key_file or server.operator_key_file(warehouse_of(ctx, warehouse_path))
     key, lines = server.new_operator_key(), (run_path, trajectories)
     sock = local_server.bind(port)  # a busy port fails here, before the warehouse opens
     try:
@@ -455,7 +455,7 @@ def env_mcp(
     with _tool_sessions(
         ctx, split, version, backend, budget, lines, run_name, debug_reveal_scores, warehouse_path
     ) as sessions:
-        where = _warehouse_path(ctx, warehouse_path)
+        where = warehouse_of(ctx, warehouse_path)
         kept = session_file or server.session_file(where, sessions.run_name, instance)
         token = server.hold_session(sessions, instance, "mcp", kept)
         create_mcp(sessions, token).run("stdio")

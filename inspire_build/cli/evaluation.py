@@ -18,11 +18,11 @@ from inspire_build.cli.common import (
     JsonOption,
     WarehouseOption,
     _check_output_folder,
-    _check_split,
-    _warehouse_path,
     app,
+    check_split,
     err,
     out,
+    warehouse_of,
 )
 
 eval_app = typer.Typer(
@@ -68,7 +68,7 @@ def eval_command(
 ) -> None:
     """Score a run (and trajectories) with nDCG@10, Recall@10, MRR, AnyHit@10, ≥3/≥5 hits
     and the exposure-selection-ranking funnel, with 95% bootstrap intervals."""
-    _check_split(ctx, split, version if split else None, warehouse_path)
+    check_split(ctx, split, version if split else None, warehouse_path)
     where = _scoring_warehouse(ctx, warehouse_path, split)
     options = _EvalOptions(split, version, qrels, bootstrap_samples, where, allow_unjudged)
     if ctx.invoked_subcommand is not None:
@@ -108,7 +108,7 @@ def _scoring_warehouse(ctx: typer.Context, given: Path | None, split: str | None
     root = ctx.obj
     if split is None and given is None and root.warehouse == DEFAULT_WAREHOUSE:
         return DEFAULT_WAREHOUSE if DEFAULT_WAREHOUSE.is_file() else None
-    return _warehouse_path(ctx, given)
+    return warehouse_of(ctx, given)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Annotated, Any, NamedTuple
 
 import typer
 
-from inspire_build.cli.common import _check_split, _warehouse_path, out
+from inspire_build.cli.common import check_split, out, warehouse_of
 from inspire_build.config import get_settings
 from inspire_build.pipeline import check_sources
 
@@ -94,7 +94,7 @@ def checked_build(ctx: typer.Context, given: Path | None, asked: BuildAsked) -> 
     """Refuse what ``inspire build`` was ``asked`` in one line, before any warehouse or Prefect
     server is touched; returns the warehouse to build into (``given``, else the root's
     --warehouse or the setting)."""
-    _check_split(ctx, asked.split)
+    check_split(ctx, asked.split)
     if asked.apply_reviews and (
         asked.limit or asked.instances or asked.runner or asked.dask_address
     ):
@@ -115,7 +115,7 @@ def checked_build(ctx: typer.Context, given: Path | None, asked: BuildAsked) -> 
         check_sources(settings, asked.split)
     if asked.dask_address and settings.runner != "dask":
         raise typer.BadParameter("--dask-address needs --runner dask", param_hint="--dask-address")
-    return _warehouse_path(ctx, given, create=not asked.apply_reviews)
+    return warehouse_of(ctx, given, create=not asked.apply_reviews)
 
 
 def print_version(version: Mapping[str, Any]) -> None:
@@ -129,5 +129,5 @@ def checked_audit(ctx: typer.Context, names: list[str] | None, given: Path | Non
     """Refuse an unknown split, or a warehouse that is not there, before any Prefect server
     starts; returns the warehouse to audit."""
     for name in names or []:
-        _check_split(ctx, name)
-    return _warehouse_path(ctx, given)
+        check_split(ctx, name)
+    return warehouse_of(ctx, given)

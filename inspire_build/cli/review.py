@@ -14,12 +14,12 @@ from inspire_build.cli.common import (
     SplitOption,
     VersionOption,
     WarehouseOption,
-    _check_split,
     _Context,
     _sub_app,
-    _warehouse_path,
+    check_split,
     err,
     out,
+    warehouse_of,
 )
 
 review_app = _sub_app(
@@ -69,12 +69,12 @@ def review_serve(
     from inspire_build.review.app import create_app
     from inspire_build.review.curation import Curation
 
-    _check_split(ctx, split, version, warehouse_path)
+    check_split(ctx, split, version, warehouse_path)
     root: _Context = ctx.obj
     offered = (curator or root.settings.curator or "").strip()
     sock = local_server.bind(port, host)  # a busy port fails here, before the warehouse opens
     try:
-        with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+        with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
             chosen = version or splits.latest_version(con, split)
             review = Curation(con, root.settings, chosen)
             served = create_app(review, allowed_hosts=_hosts(host), default_curator=offered)
@@ -110,8 +110,8 @@ def review_sample(
     it. Drawing again replaces the version's sample."""
     from inspire_build.review.sample import draw_sample
 
-    _check_split(ctx, split, version, warehouse_path)
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    check_split(ctx, split, version, warehouse_path)
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
         drawn = draw_sample(con, split, version, n, seed)
     if drawn.requested > drawn.available:
         err.print(

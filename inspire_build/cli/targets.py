@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -13,26 +13,23 @@ from inspire_build import (
     resolve,
     selection,
 )
-from inspire_build.errors import InputError
-from inspire_build.ids import parse_any_id
-from inspire_build.models import Source
-from inspire_build.tables import crosswalk as crosswalk_table
-
-if TYPE_CHECKING:
-    pass
 from inspire_build.cli.common import (
     JsonOption,
     OfflineOption,
     WarehouseOption,
-    _check_split,
     _client,
     _Context,
     _parse_date,
+    check_split,
     err,
     lineage_app,
     out,
     targets_app,
 )
+from inspire_build.errors import InputError
+from inspire_build.ids import parse_any_id
+from inspire_build.models import Source
+from inspire_build.tables import crosswalk as crosswalk_table
 
 
 @targets_app.command("select")
@@ -44,7 +41,7 @@ def targets_select(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Find a split's candidates in OpenAlex and record each with a status and a reason."""
-    _check_split(ctx, split)
+    check_split(ctx, split)
     root: _Context = ctx.obj
     with _client(ctx, warehouse_path, offline) as (client, con):
         chosen = selection.select_targets(client, con, root.settings, split, limit)

@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -18,33 +18,30 @@ from inspire_build import (
     snapshot,
     warehouse,
 )
-from inspire_build.errors import InputError
-from inspire_build.sources import CODECS
-from inspire_build.tables import lineage as lineage_table
-from inspire_build.tables import llm_log
-
-if TYPE_CHECKING:
-    pass
 from inspire_build.cli.common import (
     JsonOption,
     WarehouseOption,
     _Context,
     _print_rows,
     _read,
-    _warehouse_path,
     err,
     key_app,
     out,
     snapshot_app,
     stats_app,
     warehouse_app,
+    warehouse_of,
 )
+from inspire_build.errors import InputError
+from inspire_build.sources import CODECS
+from inspire_build.tables import lineage as lineage_table
+from inspire_build.tables import llm_log
 
 
 @warehouse_app.command("init")
 def warehouse_init(ctx: typer.Context, warehouse_path: WarehouseOption = None) -> None:
     """Create the warehouse if needed and apply every pending migration."""
-    path = _warehouse_path(ctx, warehouse_path, create=True)
+    path = warehouse_of(ctx, warehouse_path, create=True)
     con = warehouse.connect(path)
     try:
         applied = warehouse.migrate(con)
@@ -61,7 +58,7 @@ def warehouse_init(ctx: typer.Context, warehouse_path: WarehouseOption = None) -
 @warehouse_app.command("status")
 def warehouse_status(ctx: typer.Context, warehouse_path: WarehouseOption = None) -> None:
     """List every table and view of the warehouse with its row count."""
-    path = _warehouse_path(ctx, warehouse_path)
+    path = warehouse_of(ctx, warehouse_path)
     con = warehouse.connect(path, read_only=True)
     try:
         done = warehouse.applied_migrations(con)
@@ -89,7 +86,7 @@ def snapshot_import(
     """Import recorded responses (vcrpy, R vcr or arxiv.py fixtures) into the raw store."""
     files = snapshot.cassette_files(paths)
     root: _Context = ctx.obj
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
         report = snapshot.import_cassettes(files, con, CODECS, root.settings)
     by_source = ", ".join(f"{n} {c}" for n, c in sorted(report.by_source.items())) or "none"
     out.print(
@@ -141,7 +138,7 @@ def snapshot_ingest(
     the files already in, and a file that cannot be read whole is refused with nothing of it
     kept."""
     released = _release(release)
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path, create=True)) as con:
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path, create=True)) as con:
         done = bulk.ingest(
             con, paths, kind=kind, release=released, say=lambda r: out.print(r.line()), jobs=jobs
         )
@@ -168,7 +165,7 @@ def snapshot_export(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Export the raw response store to a Parquet file (secrets are never stored)."""
-    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+    con = warehouse.connect(warehouse_of(ctx, warehouse_path), read_only=True)
     try:
         count = snapshot.export_parquet(con, out_path)
     finally:
@@ -181,7 +178,7 @@ def snapshot_stats(
     ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
 ) -> None:
     """Count the stored responses by source and origin."""
-    con = warehouse.connect(_warehouse_path(ctx, warehouse_path), read_only=True)
+    con = warehouse.connect(warehouse_of(ctx, warehouse_path), read_only=True)
     try:
         rows = snapshot.stats(con)
     finally:
@@ -243,7 +240,7 @@ def key_export(
 ) -> None:
     """Print the instance key, to rebuild byte-identical exports elsewhere with
     INSPIRE_INSTANCE_KEY. It is a secret: whoever holds it can map targets to instance IDs."""
-    with warehouse.open_warehouse(_warehouse_path(ctx, warehouse_path)) as con:
+    with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
         key = boundary_store.stored_key(con)
     if out_file is None:
         print(key)
