@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import duckdb
 import pydantic
@@ -30,28 +30,23 @@ from inspire_build.http import HttpClient
 from inspire_build.models import Paper, PaperIds, Reference, ReferenceStatus
 from inspire_build.sources import make_client
 
-if TYPE_CHECKING:
-    pass
-
 
 def _plain_help_flag() -> None:
-    """typer 0.29 (which vendors click) shows the built-in flag as `--help <bool>`; a flag takes
-    no value, so its help names none, like every flag of ours (``metavar=""``)."""
-    try:
-        from typer._click.core import Command
-    except ImportError:  # a typer that uses click itself shows plain flags already
-        return
-    made = Command.get_help_option
+    """typer 0.29 shows the built-in flag as `--help <bool>`; a flag takes no value, so its help
+    names none, like every flag of ours (``metavar=""``). Set on typer's public command classes."""
+    for command in (typer.core.TyperCommand, typer.core.TyperGroup):
+        made = command.get_help_option
+        if getattr(made, "plain", False):
+            continue
 
-    def get_help_option(self: Any, ctx: Any) -> Any:
-        option = made(self, ctx)
-        if option is not None:
-            option.metavar = ""
-        return option
+        def get_help_option(self: Any, ctx: Any, made: Any = made) -> Any:
+            option = made(self, ctx)
+            if option is not None:
+                option.metavar = ""
+            return option
 
-    if not getattr(made, "plain", False):
         get_help_option.plain = True  # type: ignore[attr-defined]
-        Command.get_help_option = get_help_option  # type: ignore[method-assign]
+        command.get_help_option = get_help_option  # type: ignore[method-assign]
 
 
 _plain_help_flag()
