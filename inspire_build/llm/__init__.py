@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from inspire_build.errors import LLMError
-from inspire_build.llm.backend import JSON_OBJECT_ASK, api_error, failure, usage_of
+from inspire_build.llm.backend import api_error, failure
 from inspire_build.llm.calls import CallRecord, Journal, Use, call_key, schema_text, uses_of
 from inspire_build.llm.client import LLM, RULES_MODEL
 from inspire_build.llm.errors import Deferred, InvalidOutput, LLMConfigError, Refusal
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWER_TOKENS",
-    "JSON_OBJECT_ASK",
     "LLM",
     "RULES_MODEL",
     "CallRecord",
@@ -49,6 +48,5 @@ __all__ = [
     "estimated_usage",
     "failure",
     "schema_text",
-    "usage_of",
     "uses_of",
 ]

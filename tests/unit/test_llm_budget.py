@@ -16,8 +16,16 @@ import pytest
 
 from inspire_build.config import Settings
 from inspire_build.errors import BudgetExceeded, InputError
-from inspire_build.llm import ANSWER_TOKENS, LLM, estimated_usage
-from inspire_build.llm_budget import Budget, check, cost_usd, prices_of, usd
+from inspire_build.llm import LLM
+from inspire_build.llm_budget import (
+    ANSWER_TOKENS,
+    Budget,
+    check,
+    cost_usd,
+    estimated_usage,
+    prices_of,
+    usd,
+)
 from inspire_build.models import BriefDraft
 from inspire_build.tables import llm_log
 from tests.unit.test_llm import answering  # an endpoint: 10 tokens in, 3 out
