@@ -19,20 +19,17 @@ import ipaddress
 import socket
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspire_build.classify import TargetLineage
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.http import HeldResponses, HttpClient, Limits
-from inspire_build.models import Paper
 from inspire_build.tables import reading_copy
 
 if TYPE_CHECKING:
-    from prefect_dask.task_runners import DaskTaskRunner
-
     from inspire_build.gold import Records
 
 HOST = "127.0.0.1"  # a LocalCluster listens on the loopback only
@@ -86,25 +83,53 @@ def cluster_spec(settings: Settings) -> tuple[dict[str, Any], dict[str, dict[str
 
 
 @contextlib.contextmanager
-def started(settings: Settings, say: Callable[[str], None]) -> Iterator[DaskTaskRunner]:
-    """Prefect's Dask task runner, started: on the cluster at ``dask_address``, else on a
-    LocalCluster with pinned ports, closed on the way out."""
+def scheduler(settings: Settings, say: Callable[[str], None]) -> Iterator[str]:
+    """The address of the Dask scheduler a build's tasks go to: ``dask_address``, else a
+    LocalCluster's, every port pinned, closed on the way out."""
     require()
+    if settings.dask_address:
+        _refuse_in_clear(settings.dask_address)
+        yield settings.dask_address
+        return
     from distributed import SpecCluster
-    from prefect_dask.task_runners import DaskTaskRunner
 
-    with contextlib.ExitStack() as stack:
-        if settings.dask_address:
-            _refuse_in_clear(settings.dask_address)
-            runner = DaskTaskRunner(address=settings.dask_address)
-        else:
-            scheduler, workers = cluster_spec(settings)
-            cluster = stack.enter_context(
-                SpecCluster(scheduler=scheduler, workers=workers, silence_logs=40)
-            )
-            say(f"a LocalCluster of {len(workers)} workers at {cluster.scheduler_address}")
-            runner = DaskTaskRunner(cluster=cluster)
-        yield stack.enter_context(runner)
+    scheduler, workers = cluster_spec(settings)
+    with SpecCluster(scheduler=scheduler, workers=workers, silence_logs=40) as cluster:
+        say(f"a LocalCluster of {len(workers)} workers at {cluster.scheduler_address}")
+        yield cluster.scheduler_address
+
+
+class Workers:
+    """The cluster's workers: a build's task runs on one of them as a plain call through the
+    Dask ``client`` (``driver.Hooks.workers``), or through ``send`` (the flow's, as a Prefect
+    task run on Prefect's Dask task runner)."""
+
+    def __init__(self, client: Any, send: Callable[..., Any] | None = None) -> None:
+        self.client, self.send = client, send
+
+    @property
+    def count(self) -> int:
+        return max(1, len(self.client.scheduler_info()["workers"]))
+
+    def submit(
+        self, name: str, label: str, step: Callable[..., Any], parameters: dict[str, Any]
+    ) -> Any:
+        """``step(**parameters)`` (the task ``name``; ``label`` names this run) on a worker: a
+        future."""
+        if self.send is not None:
+            return self.send(name, label, step, parameters)
+        key = f"{label.replace(' ', '-')}-{uuid.uuid4().hex}"
+        return self.client.submit(step, **parameters, key=key, pure=False)
+
+
+@contextlib.contextmanager
+def client(settings: Settings, say: Callable[[str], None]) -> Iterator[Workers]:
+    """The workers at :func:`scheduler`'s address, through a Dask client of this process."""
+    with scheduler(settings, say) as address:
+        from distributed import Client
+
+        with Client(address) as dask_client:
+            yield Workers(dask_client)
 
 
 def _refuse_in_clear(address: str) -> None:
@@ -202,31 +227,6 @@ class SharedLimits(Limits):
         )
 
 
-def lineage_records(
-    settings: Settings,
-    copy: Path,
-    split: str,
-    targets: Sequence[str],
-    known: Mapping[str, Paper],
-    offsets: Callable[[str], int],
-) -> tuple[list[TargetLineage], list[dict[str, object]]]:
-    """Resolve ``targets`` in this worker, reading the build's read-only ``copy``; returns
-    their lineage and the responses fetched, for the flow process to write."""
-    from inspire_build import pipeline
-    from inspire_build.sources import CODECS
-
-    con = _opened(copy)
-    try:
-        store = HeldResponses(con)
-        client = HttpClient(settings, CODECS, store, limits=SharedLimits())
-        results = pipeline.resolve_chunk(
-            con, client, settings, split, targets, known, offsets=offsets
-        )
-        return results, store.saved
-    finally:
-        con.close()
-
-
 class SharedSlots:
     """At most ``size`` chat calls in flight over every worker: a Dask semaphore on the
     scheduler (``llm_concurrency`` holds for the whole cluster, as for one process). Urgency is
@@ -255,14 +255,14 @@ def steps_records(
     bounded over the cluster; the provider's ``llm_rpm`` and ``llm_tpm`` are split evenly
     between the ``workers``."""
     from inspire_build import gold
-    from inspire_build.llm_limits import CallLimiter
+    from inspire_build.pacing import Pacer
     from inspire_build.sources import CODECS
 
     rpm, tpm = settings.llm_rpm, settings.llm_tpm
-    share = CallLimiter(
+    share = Pacer.per_minute(
         max(1, rpm // workers) if rpm else None, max(1, tpm // workers) if tpm else None
     )
-    con = _opened(copy)
+    con = opened(copy)
     try:
         slots = SharedSlots(settings.llm_concurrency)
         llm = gold.make_llm(settings, con, slots=slots, limiter=share)
@@ -275,7 +275,7 @@ def steps_records(
         con.close()
 
 
-def _opened(copy: Path) -> Any:
+def opened(copy: Path) -> Any:
     """The build's reading copy, or a clear error where this worker cannot see it."""
     if not copy.exists():
         raise InputError(
