@@ -1,9 +1,9 @@
 """The only module that sends HTTP requests.
 
 One :class:`HttpClient` per process holds one ``requests.Session`` (connections are reused), a
-rate limiter per source that holds across threads, bounded retries with backoff and jitter, a
-timeout on every request, base-URL overrides, credentials, secret redaction, and the raw
-response store (record and replay).
+pacer per source that holds across threads (``pacing.Pacer``, as the LLM's calls have), bounded
+retries with backoff and jitter, a timeout on every request, base-URL overrides, credentials,
+secret redaction, and the raw response store (record and replay).
 
 Sources never build absolute URLs: they ask for ``(source, method, path, params, json)`` and a
 :class:`SourceCodec` tells this module how that source names a *resource* (see
