@@ -15,9 +15,10 @@ from inspire_build import sampling, warehouse
 from inspire_build.bulk_source import BulkSource
 from inspire_build.config import Settings
 from inspire_build.http import HttpClient
-from inspire_build.models import Paper, TargetOutcome, TargetStatus
+from inspire_build.models import Paper, Target, TargetOutcome, TargetStatus
 from inspire_build.sources import openalex
 from inspire_build.tables import crosswalk as crosswalk_table
+from inspire_build.tables import lineage as lineage_table
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,27 +63,25 @@ def select_targets(
             records[paper_id] = work
         statuses[status.value] += 1
         rows.append(
-            {
-                "split": split,
-                "paper_id": canonical.get(paper_id, paper_id),
-                "title": work.title,
+            Target(
+                split=split,
+                paper_id=canonical.get(paper_id, paper_id),
+                title=work.title,
                 # every candidate's text: the audit's bm25 attacker ranks a window's candidates
-                "abstract": work.abstract,
-                "first_public_date": work.publication_date,
-                "cutoff_date": None,
-                "status": status.value,
-                "reason": reason,
-                "outcome": outcome.value,
-                "source_problems": None,
-                "updated_at": now,
-            }
+                abstract=work.abstract,
+                first_public_date=work.publication_date,
+                status=status,
+                reason=reason,
+                outcome=outcome,
+                updated_at=now,
+            )
         )
     with warehouse.transaction(con):
         for stale in sorted(canonical):  # a row an earlier selection left under openalex:
             warehouse.replace_where(
                 con, "targets", {"split": split, "paper_id": stale}, [], ["split", "paper_id"]
             )
-        warehouse.upsert(con, "targets", rows, ["split", "paper_id"])
+        lineage_table.write_targets(con, rows)
     row_ids = {t: canonical[t] for t in selected if t in canonical}
     return Selection(split, len(works), selected, statuses, records, served, row_ids)
 
