@@ -13,5 +13,9 @@
 - ``env``: corpus, corpus_ids, env_sessions, env_steps;
 - ``keys``: instance_key.
 
+``targets``, ``briefs``, ``grades``, ``split_versions`` and ``instances`` are written from their
+domain models (``inspire_build.models``) and read back into them, through ``model_rows``: every
+column is a field of its model (tests/unit/tables/test_model_rows.py).
+
 A test (tests/unit/test_architecture.py) keeps SQL text out of every other module.
 """
