@@ -16,7 +16,7 @@ import pydantic
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError, LLMError
 from inspire_build.llm.calls import schema_text
-from inspire_build.llm.errors import InvalidOutput, LLMConfigError, Refusal
+from inspire_build.llm.errors import InvalidOutput, LLMConfigError, Refusal, Unreadable, problem_of
 from inspire_build.llm.scheduler import RateLimited
 from inspire_build.redaction import Redactor
 
@@ -69,23 +69,6 @@ def usage_of(raw: Any) -> tuple[int, int]:
     return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
 
 
-class _Unreadable(Exception):
-    """An answer that is not the schema's JSON, with the tokens its call used."""
-
-    def __init__(self, problem: str, tokens: tuple[int, int]) -> None:
-        super().__init__(problem)
-        self.problem, self.tokens = problem, tokens
-
-
-def _problem(error: ValueError) -> str:
-    """What was wrong with an answer, in one line, for the repair prompt."""
-    if isinstance(error, pydantic.ValidationError):
-        return "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
-        )
-    return str(error).splitlines()[0]
-
-
 class OpenAIBackend:
     """Structured answers from the endpoint the settings name, through one client (``client``,
     else made on first use) shared by every thread."""
@@ -128,7 +111,7 @@ class OpenAIBackend:
         messages, used = self.messages(text), [0, 0]
         for attempt in range(2):  # the first answer, and one repair
             try:
-                completion = self._parsed(ask(messages, model), model)
+                completion, parsed = self._parsed(ask(messages, model), model)
             except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as error:
                 # OpenAIErrors, not APIErrors: the answer was cut at max_tokens or filtered
                 raise InvalidOutput(
@@ -136,7 +119,7 @@ class OpenAIBackend:
                 ) from error
             except openai.APIError as error:
                 raise failure(error, self.redactor, "the LLM call") from error
-            except _Unreadable as error:
+            except Unreadable as error:
                 problem, raw = error.problem, ""
                 used = [used[0] + error.tokens[0], used[1] + error.tokens[1]]
             else:
@@ -146,7 +129,7 @@ class OpenAIBackend:
                 message = completion.choices[0].message
                 if message.refusal:
                     raise Refusal(f"the model refused: {message.refusal}", (used[0], used[1]))
-                raw, parsed = message.content or "", message.parsed
+                raw = message.content or ""
                 if parsed is None:
                     problem = "the answer was empty"
                 else:
@@ -170,20 +153,25 @@ class OpenAIBackend:
         )
 
     def _parsed(self, raw: Any, model: type[Output]) -> Any:
-        """A raw answer parsed against ``model``; _Unreadable when it is not its JSON."""
+        """A raw answer read against ``model`` (its message's ``parsed``, else None: empty or
+        refused); Unreadable when it is not the model's JSON."""
         import openai
 
         try:
+            completion = raw.parse()  # json_schema: read against the schema already
             if self.settings.llm_response_format == "json_schema":
-                return raw.parse()
-            # json_object: the answer is checked against the model here, as parse() does
-            from openai.lib._parsing._completions import parse_chat_completion
-
-            return parse_chat_completion(
-                response_format=model, input_tools=openai.omit, chat_completion=raw.parse()
-            )
+                return completion, completion.choices[0].message.parsed
+            # json_object: stopped early or not the model's JSON fails here, as parse() fails
+            for choice in completion.choices:
+                if choice.finish_reason == "length":
+                    raise openai.LengthFinishReasonError(completion=completion)
+                if choice.finish_reason == "content_filter":
+                    raise openai.ContentFilterFinishReasonError()
+            message = completion.choices[0].message
+            readable = message.content and not message.refusal
+            return completion, model.model_validate_json(message.content) if readable else None
         except ValueError as error:  # pydantic's ValidationError, or not JSON at all
-            raise _Unreadable(_problem(error), usage_of(raw)) from error
+            raise Unreadable(problem_of(error), usage_of(raw)) from error
 
     def send(self, messages: list[dict[str, str]], model: type[pydantic.BaseModel]) -> Any:
         """The raw chat call: a strict JSON schema (``json_schema``), or for servers without
@@ -231,9 +219,10 @@ class OpenAIBackend:
 
     def request_body(self, text: str, model: type[pydantic.BaseModel]) -> dict[str, Any]:
         """The chat completion request :meth:`answer` sends, as a Batch API line's body."""
-        # openai's own strict-schema conversion, the one chat.completions.parse applies.
-        from openai.lib._pydantic import to_strict_json_schema
+        import openai
 
+        # openai's own strict schema, as chat.completions.parse sends it (a tool's parameters).
+        schema = openai.pydantic_function_tool(model)["function"]["parameters"]
         return {
             "model": self.model,
             "messages": self.messages(text),
@@ -242,7 +231,7 @@ class OpenAIBackend:
                 "type": "json_schema",
                 "json_schema": {
                     "name": model.__name__,
-                    "schema": to_strict_json_schema(model),
+                    "schema": schema,
                     "strict": True,
                 },
             },

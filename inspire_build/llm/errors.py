@@ -1,7 +1,10 @@
 """How an LLM call fails: for one target (an :class:`~inspire_build.errors.LLMError`), or for
-every target (:class:`LLMConfigError`)."""
+every target (:class:`LLMConfigError`); and an answer the backend could not read, which gets a
+repair (:class:`Unreadable`)."""
 
 from __future__ import annotations
+
+import pydantic
 
 from inspire_build.errors import InspireError, LLMError
 
@@ -29,3 +32,20 @@ class Deferred(LLMError):
 class LLMConfigError(InspireError):
     """The endpoint refused the key, the permission or the model (401, 403, 404): no target can
     succeed, so the build stops at once. Not an LLMError, which is one target's failure."""
+
+
+class Unreadable(Exception):
+    """An answer that is not the schema's JSON, with the tokens its call used."""
+
+    def __init__(self, problem: str, tokens: tuple[int, int]) -> None:
+        super().__init__(problem)
+        self.problem, self.tokens = problem, tokens
+
+
+def problem_of(error: ValueError) -> str:
+    """What was wrong with an answer, in one line, for the repair prompt."""
+    if isinstance(error, pydantic.ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+    return str(error).splitlines()[0]

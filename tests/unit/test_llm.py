@@ -20,7 +20,14 @@ import pytest
 from inspire_build import gold, llm_rules, llm_rules_judging
 from inspire_build.config import Settings
 from inspire_build.gold import make_llm
-from inspire_build.llm import LLM, LLMConfigError, LLMError, call_key, schema_text
+from inspire_build.llm import (
+    LLM,
+    InvalidOutput,
+    LLMConfigError,
+    LLMError,
+    call_key,
+    schema_text,
+)
 from inspire_build.models import BriefDraft, GradeSheet, LeakLevel
 from inspire_build.tables import llm_log
 from inspire_build.templates import load_prompts
@@ -238,6 +245,36 @@ def answering(sent: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Res
         return httpx.Response(200, json=body)
 
     return answer
+
+
+@pytest.mark.parametrize("response_format", ["json_schema", "json_object"])
+@pytest.mark.parametrize("finish", ["length", "content_filter"])
+def test_an_answer_the_model_stopped_early_is_invalid_and_not_repaired(
+    con: duckdb.DuckDBPyConnection, response_format: str, finish: str
+) -> None:
+    sent: list[dict[str, Any]] = []
+
+    def cut(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        message = {"role": "assistant", "content": '{"brief": "A bri'}
+        choice = {"index": 0, "message": message, "finish_reason": finish}
+        usage = {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}
+        body = {"id": "c1", "object": "chat.completion", "created": 0, "model": "m"}
+        return httpx.Response(200, json={**body, "choices": [choice], "usage": usage})
+
+    settings = Settings(  # type: ignore[call-arg]
+        llm_backend="openai", llm_model="m", llm_response_format=response_format
+    )
+    client = openai.OpenAI(
+        api_key="k",
+        base_url="http://llm.invalid/v1",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(cut)),
+    )
+    with pytest.raises(InvalidOutput, match="stopped early"):
+        LLM(settings, con, client=client).complete("brief", CONTEXT, BriefDraft)
+    assert len(sent) == 1  # cut short, not wrong: no repair
+    assert con.execute("SELECT status FROM llm_calls").fetchall() == [("invalid",)]
 
 
 def test_twin_calls_in_two_threads_are_asked_once_and_both_get_its_answer(
