@@ -155,7 +155,19 @@ def violations(sources: Mapping[str, str]) -> list[str]:
         if not _owned_by(name, SANDBOX_USERS):
             bad = {i for i in imported if i == SANDBOX or i.startswith(f"{SANDBOX}.")}
             found += [f"{name} imports {i}, the emulator" for i in sorted(bad)]
+        found += [f"{name} imports {i}, a dependency's private module" for i in _private(imported)]
     return found
+
+
+def _private(imported: Iterable[str]) -> list[str]:
+    """The private modules (or names) of other packages among ``imported``: a part that starts
+    with one underscore, as in ``arxiv._feed``."""
+    return sorted(
+        i
+        for i in imported
+        if i.split(".")[0] not in {"inspire_build", "flows"}
+        and any(p.startswith("_") and not p.startswith("__") for p in i.split("."))
+    )
 
 
 @functools.cache
@@ -301,6 +313,11 @@ CROSSWALK_IN_WAREHOUSE = (
          "names the table corpus"),
         ("inspire_build.warehouse", "import duckdb_extension_fts",
          "imports duckdb_extension_fts, which only"),
+        # a dependency is used through its public API, never a private module of it
+        ("inspire_build.sources.arxiv", "from arxiv import _feed",
+         "imports arxiv._feed, a dependency's private module"),
+        ("inspire_build.http", "import requests._internal_utils",
+         "imports requests._internal_utils, a dependency's private module"),
     ],
 )  # fmt: skip
 def test_a_planted_violation_is_caught(
