@@ -29,8 +29,7 @@ from inspire_build.config import Settings
 from inspire_build.errors import Cancelled, InputError, LLMError
 from inspire_build.grading import DECIDING, Graded, grade_references, withheld
 from inspire_build.http import HeldResponses, HttpClient
-from inspire_build.llm import LLM, Deferred, Later, uses_of
-from inspire_build.llm_limits import CallLimiter, InFlight
+from inspire_build.llm import LLM, Deferred, InFlight, Later, Pacer, uses_of
 from inspire_build.llm_rules import RULES
 from inspire_build.models import (
     AuditCheck,
@@ -44,6 +43,7 @@ from inspire_build.models import (
 from inspire_build.tables import cutoffs as cutoffs_table
 from inspire_build.tables import lineage as lineage_table
 from inspire_build.tables import llm_ledger, llm_log, versions
+from inspire_build.tables import search as search_table
 from inspire_build.text import content_words
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def make_llm(
     client: OpenAIClient | None = None,
     *,
     slots: InFlight | None = None,
-    limiter: CallLimiter | None = None,
+    limiter: Pacer | None = None,
 ) -> LLM:
     """The configured backend, with the rules answers wired in; ``slots`` and ``limiter``
     bound its calls where they are shared beyond this process (Dask workers)."""
@@ -245,7 +245,7 @@ def _feedback(
         return failed
     shared = set(content_words(f"{inputs.title} {inputs.abstract}"))
     words = [w for w in dict.fromkeys(content_words(brief)) if w in shared]
-    counts = warehouse.document_counts(con, words)
+    counts = search_table.document_counts(con, words)
     rarest = sorted(words, key=lambda w: (counts.get(w, 0), w))[:REVEALING_TERMS]
     named = f" (terms that found it: {', '.join(repr(w) for w in rarest)})" if rarest else ""
     return [f"{line}{named}" if line.startswith(FOUND_BY) else line for line in failed]
@@ -339,7 +339,7 @@ class Steps:
         """Lineage has written every paper: index them (unless ``con`` is a read-only copy made
         with its index) and let the retrieval checks search."""
         if index:
-            warehouse.build_search_index(self.con)
+            search_table.build_search_index(self.con)
         self._corpus.set()
 
     def wait_for_corpus(self) -> None:
@@ -625,7 +625,7 @@ def audit_version(
     """Run the checks again on every instance of a version (cached calls and stored responses
     cost nothing); with ``client``, the search identity check too, within each instance's
     published cutoff and the version's jitter."""
-    warehouse.build_search_index(con)
+    search_table.build_search_index(con)
     rows = versions.briefs(con, version)
     failures: dict[str, int] = {}
     failed: list[tuple[str, str]] = []
@@ -700,7 +700,7 @@ def audit_text(
     cleaned = " ".join(text.split())
     if not cleaned:
         raise InputError("the text is empty: there is nothing to audit")
-    warehouse.build_search_index(con)
+    search_table.build_search_index(con)
     findings = _checks_of(llm, client, con, settings, version, instance_id, cleaned)
     brief_id = _brief_id(instance_id, 0, cleaned)
     return [f.model_copy(update={"brief_id": brief_id}) for f in findings]

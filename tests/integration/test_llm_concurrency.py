@@ -20,10 +20,12 @@ from pydantic import SecretStr
 
 from inspire_build import boundary, boundary_store, exports, gold, pipeline, resolve, warehouse
 from inspire_build.config import Settings
+from inspire_build.driver import steps as driver_steps
 from inspire_build.llm import LLM
 from inspire_build.sandbox import server, world
 from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.sources import make_client
+from inspire_build.tables import search as search_table
 from tests import competitor
 
 EVAL = Settings().split("eval")
@@ -176,10 +178,10 @@ def test_steps_beside_lineage_give_the_bytes_of_steps_after_it(
         graded.wait(60)  # the next chunks wait, so the first chunk's grades come before them
         return resolved
 
-    real_lineage = pipeline.lineage
-    monkeypatch.setattr(pipeline, "lineage", lineage)
+    real_lineage = driver_steps.lineage
+    monkeypatch.setattr(driver_steps, "lineage", lineage)  # the driver's rounds call it there
     monkeypatch.setattr(LLM, "_send", noted(sent, LLM._send))
-    monkeypatch.setattr(warehouse, "search", noted("search", warehouse.search))
+    monkeypatch.setattr(search_table, "search", noted("search", search_table.search))
     complete = gold.Steps.corpus_complete
     monkeypatch.setattr(gold.Steps, "corpus_complete", noted("corpus complete", complete))
     with server.running(generated, config) as base:
