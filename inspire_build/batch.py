@@ -1,6 +1,6 @@
 """Batch mode for the LLM steps: the OpenAI Batch API (half price, up to 50,000 requests).
 
-:func:`run_in_batches` runs a step repeatedly. In each pass, ``llm.py`` answers what its log
+:func:`run_in_batches` runs a step repeatedly. In each pass, the LLM client answers what its log
 holds and defers every other request; the deferred requests go out as one Batch API job, and
 its answers are written to the log; the next pass gets further. It ends when a pass defers
 nothing. Jobs are recorded in ``llm_batches``, so a run killed while waiting resumes the same

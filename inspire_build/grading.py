@@ -10,7 +10,7 @@ target's title and abstract repeated in each part. In a part, references are add
 index (1..n). The answer's schema carries no enum of IDs and no count (providers cap enum sizes,
 and some reject ``minItems``/``maxItems`` in strict mode), so :func:`check_sheet` refuses a
 missing, repeated or invented index, a tier above 0 without a role, or an empty rationale; that
-makes ``llm.py`` repair the call once, and a part still wrong fails the target's grading.
+makes the LLM client repair the call once, and a part still wrong fails the target's grading.
 """
 
 from __future__ import annotations
