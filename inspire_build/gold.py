@@ -34,13 +34,16 @@ from inspire_build.llm_rules import RULES
 from inspire_build.models import (
     AuditCheck,
     AuditFinding,
+    Brief,
     BriefDraft,
     BriefStatus,
+    Grade,
     LeakLevel,
     TargetOutcome,
     TargetStatus,
 )
 from inspire_build.tables import cutoffs as cutoffs_table
+from inspire_build.tables import gold as gold_table
 from inspire_build.tables import lineage as lineage_table
 from inspire_build.tables import llm_ledger, llm_log, versions
 from inspire_build.tables import search as search_table
@@ -108,7 +111,7 @@ class Drafts:
     """A target's briefs (one row per attempt) and their findings; ``accepted`` when the last
     passed every check, ``llm_failure`` the reason when the model failed for good."""
 
-    rows: list[dict[str, object]]
+    rows: list[Brief]
     findings: list[AuditFinding]
     accepted: bool
     llm_failure: str | None = None
@@ -175,7 +178,7 @@ def brief_and_audit(
         if client is not None
         else None
     )
-    rows: list[dict[str, object]] = []
+    rows: list[Brief] = []
     findings: list[AuditFinding] = []
     feedback: list[str] = []
     now = dt.datetime.now(dt.UTC)
@@ -197,30 +200,17 @@ def brief_and_audit(
             raise
         except LLMError as error:  # refused or invalid even after the repair: recorded, final
             why = f"{LLM_FAILED}{error}"
-            rows.append(
-                {
-                    **_brief_row(llm, inputs.target_id, attempt, "", now),
-                    "brief_id": _brief_id(inputs.target_id, attempt, f"failed: {error}"),
-                    "status": BriefStatus.REJECTED.value,
-                    "reason": why,
-                }
-            )
+            failed_id = _brief_id(inputs.target_id, attempt, f"failed: {error}")
+            rejected = BriefStatus.REJECTED
+            rows.append(_brief(llm, inputs.target_id, attempt, "", now, failed_id, rejected, why))
             return Drafts(rows, findings, accepted=False, llm_failure=why)
         words = len(text.split())
         failed = [f"{f.check.value}: {f.detail}" for f in checks if not f.passed]
         if not MIN_WORDS <= words <= MAX_WORDS:
             failed.append(f"length: {words} words, outside {MIN_WORDS}-{MAX_WORDS}")
         status = BriefStatus.REJECTED if failed else BriefStatus.ACCEPTED
-        rows.append(
-            {
-                **_brief_row(llm, inputs.target_id, attempt, text, now),
-                "brief_id": brief_id,
-                "status": status.value,
-                "reason": "; ".join(failed)
-                if failed
-                else f"passed all {len(checks)} leakage checks",
-            }
-        )
+        reason = "; ".join(failed) if failed else f"passed all {len(checks)} leakage checks"
+        rows.append(_brief(llm, inputs.target_id, attempt, text, now, brief_id, status, reason))
         findings += checks
         if not failed:
             return Drafts(rows, findings, accepted=True)
@@ -269,20 +259,29 @@ def _brief_id(target_id: str, attempt: int, text: str) -> str:
     return hashlib.sha256(f"{target_id}\0{attempt}\0{text}".encode()).hexdigest()[:20]
 
 
-def _brief_row(
-    llm: LLM, target_id: str, attempt: int, text: str, now: dt.datetime
-) -> dict[str, object]:
-    return {
-        "target_id": target_id,
-        "attempt": attempt,
-        "text": text,
-        "word_count": len(text.split()),
-        "prompt_name": "brief",
-        "prompt_hash": llm.prompt_hash("brief"),
-        "backend": llm.backend,
-        "model": llm.model,
-        "created_at": now,
-    }
+def _brief(
+    llm: LLM,
+    target_id: str,
+    attempt: int,
+    text: str,
+    now: dt.datetime,
+    brief_id: str,
+    status: BriefStatus,
+    reason: str,
+) -> Brief:
+    return Brief(
+        brief_id=brief_id,
+        target_id=target_id,
+        attempt=attempt,
+        text=text,
+        prompt_name="brief",
+        prompt_hash=llm.prompt_hash("brief"),
+        backend=llm.backend,
+        model=llm.model,
+        status=status,
+        reason=reason,
+        created_at=now,
+    )
 
 
 class Steps:
@@ -419,7 +418,7 @@ class Records:
     verdict: Verdict
     calls: list[dict[str, Any]]
     drafts: Drafts | None = None
-    grades: list[dict[str, object]] | None = None
+    grades: list[Grade] | None = None
     not_antecedents: int | None = None
     responses: list[dict[str, object]] = dataclasses.field(default_factory=list)
 
@@ -501,7 +500,7 @@ def _brief_then_grade(
         )
         return Records(verdict, [], drafts)
     if not drafts.accepted:
-        why = f"every brief leaked ({attempts} attempts): {drafts.rows[-1]['reason']}"
+        why = f"every brief leaked ({attempts} attempts): {drafts.rows[-1].reason}"
         verdict = Verdict(target_id, excluded, TargetOutcome.EVERY_BRIEF_LEAKED, why, attempts)
         return Records(verdict, [], drafts)
     return dataclasses.replace(_grade(llm, inputs, attempts, grading), drafts=drafts)
@@ -518,17 +517,17 @@ def _grade(llm: LLM, inputs: Inputs, attempts: int, grading: Later[dict[str, Gra
         why = f"grading failed, so no antecedent is graded: {error}"
         verdict = Verdict(target_id, excluded, TargetOutcome.GRADING_FAILED, why, attempts)
         return Records(verdict, [], grades=[])
-    rows: list[dict[str, object]] = [
-        {
-            "target_id": target_id,
-            "paper_id": paper_id,
-            "tier": int(grade.tier),
-            "role": grade.role.value if grade.role is not None else None,
-            "rationale": grade.rationale,
-            "backend": llm.backend,
-            "model": llm.model,
-            "prompt_hash": llm.prompt_hash("grade"),
-        }
+    rows = [
+        Grade(
+            target_id=target_id,
+            paper_id=paper_id,
+            tier=grade.tier,
+            role=grade.role,
+            rationale=grade.rationale,
+            backend=llm.backend,
+            model=llm.model,
+            prompt_hash=llm.prompt_hash("grade"),
+        )
         for paper_id, grade in sorted(graded.items())
     ]
     grades = sum(1 for g in graded.values() if g.is_antecedent)
@@ -557,13 +556,11 @@ def write(con: duckdb.DuckDBPyConnection, records: Records) -> None:
         llm_ledger.record_uses(con, target_id, uses_of(records.calls))
         warehouse.upsert(con, "raw_http", records.responses, ["request_key"])
         if records.drafts is not None:
-            briefs = records.drafts.rows
-            warehouse.replace_where(con, "briefs", {"target_id": target_id}, briefs, ["brief_id"])
+            gold_table.replace_briefs(con, target_id, records.drafts.rows)
             findings = [f.model_dump(mode="json") for f in records.drafts.findings]
             warehouse.upsert(con, "audit_findings", findings, ["brief_id", "check"])
         if records.grades is not None:
-            key = ["target_id", "paper_id"]
-            warehouse.replace_where(con, "grades", {"target_id": target_id}, records.grades, key)
+            gold_table.replace_grades(con, target_id, records.grades)
             completeness = {"not_antecedents": records.not_antecedents}
             warehouse.update_where(con, "gold_completeness", completeness, {"target_id": target_id})
         _verdict(con, records.verdict)

@@ -23,7 +23,7 @@ from inspire_build import gold, grading, splits, warehouse
 from inspire_build.config import Settings
 from inspire_build.llm import LLM, InvalidOutput
 from inspire_build.llm_rules import RULES
-from inspire_build.models import AntecedentGrade, GradeSheet, Role, Tier
+from inspire_build.models import AntecedentGrade, Brief, BriefStatus, GradeSheet, Role, Tier
 from inspire_build.templates import load_prompts
 
 PROMPT = load_prompts()["grade"]
@@ -306,21 +306,20 @@ def _accepted_brief(
     **__: Any,
 ) -> gold.Drafts:
     text = f"A brief for {inputs.target_id} about slow retrieval."
-    row = {
-        "brief_id": f"b-{inputs.target_id}",
-        "target_id": inputs.target_id,
-        "attempt": 1,
-        "text": text,
-        "word_count": len(text.split()),
-        "prompt_name": "brief",
-        "prompt_hash": "h",
-        "backend": "rules",
-        "model": "rules-v1",
-        "status": "accepted",
-        "reason": "passed all four leakage checks",
-        "created_at": NOW,
-    }
-    return gold.Drafts([row], [], accepted=True)
+    brief = Brief(
+        brief_id=f"b-{inputs.target_id}",
+        target_id=inputs.target_id,
+        attempt=1,
+        text=text,
+        prompt_name="brief",
+        prompt_hash="h",
+        backend="rules",
+        model="rules-v1",
+        status=BriefStatus.ACCEPTED,
+        reason="passed all four leakage checks",
+        created_at=NOW,
+    )
+    return gold.Drafts([brief], [], accepted=True)
 
 
 def test_tier_zero_stays_in_grades_and_out_of_the_qrels(
