@@ -102,13 +102,12 @@ def build_split(
     apply_reviews: bool = False,
     llm_budget_usd: float | None = None,
 ) -> Any:
-    """Build one split version end to end and return its row (into ``warehouse_path``, else
-    the configured warehouse); a :class:`Cancelled` build ends its flow run Cancelled.
-    ``runner="dask"`` resolves the lineage chunks on Dask workers (at ``dask_address``, else on
-    a LocalCluster). ``instances`` builds until that many are accepted (``limit`` caps the
-    candidates it may walk); ``llm_budget_usd`` stops it before a call would spend more.
-    ``apply_reviews`` runs no step: it writes the split's latest version again with the
-    curators' standing reviews applied, as a new version."""
+    """Build one split version into ``warehouse_path`` (else the configured warehouse) and
+    return its row: ``instances`` builds until that many are accepted (``limit`` caps the
+    candidates walked), ``runner="dask"`` on Dask workers (at ``dask_address``, else a
+    LocalCluster), ``llm_budget_usd`` stops it before a call would spend more;
+    ``apply_reviews`` only writes the latest version again with the curators' reviews applied.
+    A cancelled build ends the flow run Cancelled."""
     given = {k: v for k, v in locals().items() if k not in ("label", "apply_reviews")}
     given["warehouse"] = given.pop("warehouse_path")  # the others are the settings' own names
     settings, hooks, run_id = get_settings().overridden(**given), Hooks(split), runtime.flow_run.id
