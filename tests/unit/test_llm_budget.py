@@ -28,7 +28,7 @@ from inspire_build.llm_budget import (
 )
 from inspire_build.models import BriefDraft
 from inspire_build.tables import llm_log
-from tests.unit.test_llm import answering  # an endpoint: 10 tokens in, 3 out
+from tests.unit.llm.test_client import answering  # an endpoint: 10 tokens in, 3 out
 
 PRICES = {"m": (0.0, 500.0)}
 ESTIMATE = ANSWER_TOKENS * 500.0 / 1_000_000  # $0.50: input is free
