@@ -22,7 +22,8 @@ from typing import Any
 
 import duckdb
 
-from inspire_build import __version__, boundary, boundary_store, warehouse
+import inspire_build
+from inspire_build import boundary, boundary_store, warehouse
 from inspire_build.config import Settings
 from inspire_build.cutoff import VersionCutoffs, version_cutoffs
 from inspire_build.errors import InputError
@@ -72,7 +73,7 @@ def config_hash(settings: Settings, split: str) -> str:
         "audit_search_k": settings.audit_search_k,
         "audit_search_share": settings.audit_search_share,
         "cutoff_jitter_days": settings.cutoff_jitter_days,
-        "code": __version__,
+        "code": inspire_build.__version__,
         "code_fingerprint": code_fingerprint(),
     }
     # What shapes the model's answers beyond the prompt, named only when set: a build that sets
@@ -213,7 +214,7 @@ def write_version(
         split=split,
         label=label,
         config_hash=config,
-        code_version=__version__,
+        code_version=inspire_build.__version__,
         prompt_hashes={n: p.hash for n, p in sorted(load_prompts().items())},
         models={
             "llm": model,
