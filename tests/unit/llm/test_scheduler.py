@@ -13,19 +13,7 @@ import pytest
 from inspire_build.config import Settings
 from inspire_build.llm.scheduler import RateLimited, Scheduler, Slots
 from inspire_build.pacing import Pacer
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(round(seconds, 6))
-        self.now += seconds
+from tests.unit.test_pacing import FakeTime  # a clock that sleeps by moving on
 
 
 def _waiters(
