@@ -8,9 +8,7 @@ import os
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 
-import httpx
-
-from inspire_build import processes
+from inspire_build import http, processes
 from inspire_build.local_server import free_port
 
 STARTUP_S = 180  # a temporary server takes about 19 s to start on a 2-core machine
@@ -21,10 +19,7 @@ ServerCommand = Callable[[int], tuple[list[str], dict[str, str]]]
 
 def answers(api_url: str) -> bool:
     """Whether a Prefect server answers its health check at ``api_url``."""
-    try:
-        return httpx.get(f"{api_url.rstrip('/')}/health", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
+    return http.health_ok(f"{api_url.rstrip('/')}/health")
 
 
 def use_project_prefect(

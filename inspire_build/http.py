@@ -743,6 +743,15 @@ class HttpClient:
         self._sleep(delay)
 
 
+def health_ok(url: str, timeout_s: float = 2.0) -> bool:
+    """Whether a local service answers ``GET url`` with 200 (a Prefect server's health check):
+    no store, no retries, no limits; any failure to connect is False."""
+    try:
+        return requests.get(url, timeout=timeout_s).status_code == 200
+    except requests.RequestException:
+        return False
+
+
 def parse_retry_after(value: str | None, now: dt.datetime | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date."""
     if not value:

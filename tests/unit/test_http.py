@@ -543,3 +543,27 @@ def test_at_once_with_a_concurrency_of_1_asks_in_this_thread() -> None:
         client = client_for(server, concurrency=1)
         names = client.at_once(lambda _: threading.current_thread().name, [1, 2])
     assert names == [threading.current_thread().name] * 2
+
+
+def test_health_ok_is_a_200_and_anything_else_false() -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802  (the stdlib's name)
+            self.send_response(200 if self.path == "/health" else 503)
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    try:
+        assert http.health_ok(f"{base}/health")
+        assert not http.health_ok(f"{base}/other")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not http.health_ok(f"{base}/health", timeout_s=0.5)  # nobody listens now
