@@ -146,15 +146,15 @@ def to_audit(
         settings.split(split)  # an unknown name is an InputError naming the known ones
     with warehouse.open_warehouse(settings.warehouse, wait_s=3600, say=say, create=False) as con:
         latest = splits.latest_versions(con)
-        for version in latest.values():  # a shell that names another model: refused first
+        wanted = named or list(settings.splits)
+        missing = [split for split in wanted if split not in latest]
+        if named and missing:
+            raise InputError(f"split {missing[0]!r} has no version yet; build it first")
+        for split in missing:
+            say(f"not audited: split {split!r} has no version yet")
+        chosen = [(split, latest[split]) for split in wanted if split in latest]
+        if not chosen:
+            raise InputError("no split has a version yet; build one first (`make build`)")
+        for _, version in chosen:  # a shell that names another model than one audited: refused
             judging(con, settings, version, given)
-    wanted = named or list(settings.splits)
-    missing = [split for split in wanted if split not in latest]
-    if named and missing:
-        raise InputError(f"split {missing[0]!r} has no version yet; build it first")
-    for split in missing:
-        say(f"not audited: split {split!r} has no version yet")
-    chosen = [(split, latest[split]) for split in wanted if split in latest]
-    if not chosen:
-        raise InputError("no split has a version yet; build one first (`make build`)")
     return chosen

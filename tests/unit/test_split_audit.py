@@ -125,3 +125,30 @@ def test_a_shell_naming_another_model_is_refused_unless_asked_for(
             "the build's",
         )
     get_settings.cache_clear()
+
+
+def test_only_the_splits_audited_are_checked_for_their_model(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`inspire audit eval` from a shell naming eval's model is not refused because train was
+    built by another one; `inspire audit train` from it is."""
+    from inspire_build.config import get_settings
+    from inspire_build.errors import InputError
+
+    path = tmp_path / "w.duckdb"
+    with warehouse.open_warehouse(path) as con:
+        _built_by_sandbox_gpt(con)
+        con.execute(
+            "INSERT INTO split_versions SELECT * REPLACE ('train-planted' AS version_id, "
+            '\'train\' AS split, \'{"backend": "rules", "llm": "rules-v1"}\' AS models) '
+            "FROM split_versions WHERE version_id = ?",
+            [VERSION],
+        )
+    monkeypatch.setenv("INSPIRE_LLM_BACKEND", "openai")
+    monkeypatch.setenv("INSPIRE_LLM_MODEL", "sandbox-gpt")
+    get_settings.cache_clear()
+    shell = Settings(warehouse=path, llm_backend="openai", llm_model="sandbox-gpt")  # type: ignore[arg-type]
+    assert split_audit.to_audit(shell, ["eval"], (None, None)) == [("eval", VERSION)]
+    with pytest.raises(InputError, match="built with rules"):
+        split_audit.to_audit(shell, ["train"], (None, None))
+    get_settings.cache_clear()
