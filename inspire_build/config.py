@@ -57,6 +57,10 @@ DEFAULT_SPLITS: dict[str, dict[str, Any]] = {
 }
 
 
+# The rules backend's model name: its answers change only with this version.
+RULES_MODEL = "rules-v1"
+
+
 class Settings(BaseSettings):
     """Everything configurable. Field ``x`` is read from ``INSPIRE_X``."""
 
@@ -221,6 +225,12 @@ class Settings(BaseSettings):
         ):
             raise ValueError("an instance key is 64 hex digits (as `inspire key export` prints it)")
         return key
+
+    @property
+    def model_name(self) -> str:
+        """The model a build's calls are logged, priced and hashed under: the rules backend's
+        version, else ``llm_model``."""
+        return RULES_MODEL if self.llm_backend == "rules" else self.llm_model
 
     def split(self, name: str) -> SplitConfig:
         """The named split's config, or a clear error listing the known names (in their

@@ -56,7 +56,7 @@ def config_hash(settings: Settings, split: str) -> str:
     """Hash of everything that shapes a split's content: its settings, the model and where it
     is served, the prompts and the code."""
     prompts = {name: p.hash for name, p in sorted(load_prompts().items())}
-    model = "rules-v1" if settings.llm_backend == "rules" else settings.llm_model
+    model = settings.model_name
     host = urllib.parse.urlsplit(settings.llm_base_url).hostname if settings.llm_base_url else None
     described = {
         "split": split,
@@ -208,7 +208,7 @@ def write_version(
     statuses = lineage_table.target_statuses(con, split)
     instances, qrels = _rows(boundary_store.instance_key(con, settings), version, accepted)
     cutoffs = _cutoffs(con, settings, split, version, accepted)
-    model = "rules-v1" if settings.llm_backend == "rules" else settings.llm_model
+    model = settings.model_name
     made = SplitVersion(
         version_id=version,
         split=split,

@@ -202,8 +202,7 @@ def measured_rates(con: duckdb.DuckDBPyConnection, settings: Settings, split: st
     """What earlier builds of ``split`` measured (None where none briefed a target), and the
     call log's figures per step for the model; read before a build's selection rewrites the
     split's targets."""
-    model = "rules-v1" if settings.llm_backend == "rules" else settings.llm_model
-    steps = plan_inputs.step_figures(con, settings.llm_backend, model)
+    steps = plan_inputs.step_figures(con, settings.llm_backend, settings.model_name)
     targets = plan_inputs.target_figures(con, split)
     return plan.measured(targets, steps, settings.grade_readings), steps
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from inspire_build.errors import LLMError
 from inspire_build.llm.backend import api_error, failure
 from inspire_build.llm.calls import CallRecord, Journal, Use, call_key, schema_text, uses_of
-from inspire_build.llm.client import LLM, RULES_MODEL
+from inspire_build.llm.client import LLM
 from inspire_build.llm.errors import Deferred, InvalidOutput, LLMConfigError, Refusal
 from inspire_build.llm.scheduler import InFlight, Later, Slots
 from inspire_build.llm_budget import ANSWER_TOKENS, estimated_usage
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ANSWER_TOKENS",
     "LLM",
-    "RULES_MODEL",
     "CallRecord",
     "Deferred",
     "InFlight",

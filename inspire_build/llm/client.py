@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
     from inspire_build.llm.backend import OpenAIClient
 
-RULES_MODEL = "rules-v1"
 
 Output = TypeVar("Output", bound=pydantic.BaseModel)
 T = TypeVar("T")
@@ -55,7 +54,7 @@ class LLM:
     ) -> None:
         self.settings = settings
         self.backend = settings.llm_backend
-        self.model = RULES_MODEL if self.backend == "rules" else settings.llm_model
+        self.model = settings.model_name
         # What this build may spend and has spent, over every thread (a Dask worker: its own).
         self.spending = Spending(settings, self.backend, self.model)
         self.budget = self.spending.budget
