@@ -14,7 +14,6 @@ import duckdb
 from inspire_build import driver, splits
 from inspire_build.config import Settings
 from inspire_build.driver.steps import (
-    STEPS,
     check_sources,
     chunks,
     lineage,
@@ -26,7 +25,6 @@ from inspire_build.driver.steps import (
 from inspire_build.http import HttpClient
 
 __all__ = [
-    "STEPS",
     "build_split",
     "check_sources",
     "chunks",

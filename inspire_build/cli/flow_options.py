@@ -14,7 +14,7 @@ import typer
 
 from inspire_build.cli.common import check_split, out, warehouse_of
 from inspire_build.config import get_settings
-from inspire_build.pipeline import check_sources
+from inspire_build.driver.steps import check_sources
 
 BuildSplitOption = Annotated[str, typer.Option(help="The split to build (train, eval).")]
 LimitOption = Annotated[

@@ -17,20 +17,17 @@ from typing import TYPE_CHECKING
 
 from inspire_build.errors import LLMError
 from inspire_build.llm.backend import api_error, failure
-from inspire_build.llm.calls import CallRecord, Journal, Use, call_key, schema_text, uses_of
+from inspire_build.llm.calls import Journal, Use, call_key, schema_text, uses_of
 from inspire_build.llm.client import LLM
 from inspire_build.llm.errors import Deferred, InvalidOutput, LLMConfigError, Refusal
-from inspire_build.llm.scheduler import InFlight, Later, Slots
-from inspire_build.llm_budget import ANSWER_TOKENS, estimated_usage
+from inspire_build.llm.scheduler import InFlight, Later
 from inspire_build.pacing import Pacer
 
 if TYPE_CHECKING:
     from inspire_build.llm.backend import OpenAIClient as OpenAIClient
 
 __all__ = [
-    "ANSWER_TOKENS",
     "LLM",
-    "CallRecord",
     "Deferred",
     "InFlight",
     "InvalidOutput",
@@ -40,11 +37,9 @@ __all__ = [
     "Later",
     "Pacer",
     "Refusal",
-    "Slots",
     "Use",
     "api_error",
     "call_key",
-    "estimated_usage",
     "failure",
     "schema_text",
     "uses_of",

@@ -7,6 +7,8 @@ answer that does not validate gets one repair retry with the error as feedback; 
 
 from __future__ import annotations
 
+import copy
+import functools
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -219,10 +221,6 @@ class OpenAIBackend:
 
     def request_body(self, text: str, model: type[pydantic.BaseModel]) -> dict[str, Any]:
         """The chat completion request :meth:`answer` sends, as a Batch API line's body."""
-        import openai
-
-        # openai's own strict schema, as chat.completions.parse sends it (a tool's parameters).
-        schema = openai.pydantic_function_tool(model)["function"]["parameters"]
         return {
             "model": self.model,
             "messages": self.messages(text),
@@ -231,8 +229,17 @@ class OpenAIBackend:
                 "type": "json_schema",
                 "json_schema": {
                     "name": model.__name__,
-                    "schema": schema,
+                    "schema": copy.deepcopy(strict_schema(model)),
                     "strict": True,
                 },
             },
         }
+
+
+@functools.cache
+def strict_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    """openai's own strict schema of ``model``, as chat.completions.parse sends it (a tool's
+    parameters): made once per model, not per batch request."""
+    import openai
+
+    return dict(openai.pydantic_function_tool(model)["function"]["parameters"])
