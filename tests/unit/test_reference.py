@@ -8,11 +8,12 @@ import typing
 from pathlib import Path
 from typing import Literal
 
+import duckdb
 import pytest
 import typer.main
 from pydantic import SecretStr
 
-from inspire_build import reference, warehouse
+from inspire_build import reference
 from inspire_build.cli import app
 from inspire_build.config import Settings
 from inspire_build.tables import catalog
@@ -45,13 +46,10 @@ def test_every_setting_is_there(rendered: str) -> None:
         assert f"| `INSPIRE_{name.upper()}` |" in rendered, name
 
 
-def test_every_table_view_and_column_is_there_with_its_comment(rendered: str) -> None:
-    con = warehouse.connect(":memory:")
-    try:
-        warehouse.migrate(con)
-        relations = catalog.relations(con)
-    finally:
-        con.close()
+def test_every_table_view_and_column_is_there_with_its_comment(
+    rendered: str, con: duckdb.DuckDBPyConnection
+) -> None:
+    relations = catalog.relations(con)  # of the migrated warehouse conftest's con is
     sections = rendered.split("\n### ")
     for relation in relations:
         heading = f"`{relation.name}` ({relation.kind})\n"
