@@ -138,7 +138,20 @@ def _submit(driver: Any, form: Any) -> None:
 
     button = form.find_element("css selector", "button[type=submit]")
     button.click()
-    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(button))
+    WebDriverWait(driver, 10).until(lambda _: _gone(button, expected_conditions))
+
+
+def _gone(element: Any, expected_conditions: Any) -> bool:
+    """Whether ``element`` left the page. Chromium may answer a node of the page being left
+    with "does not belong to the document" rather than a stale element: gone as well."""
+    from selenium.common.exceptions import WebDriverException
+
+    try:
+        return bool(expected_conditions.staleness_of(element)(None))
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
 
 
 def _name(driver: Any, base: str, name: str) -> None:
