@@ -37,6 +37,7 @@ from pathlib import Path
 
 import duckdb
 
+from inspire_build.env import transcript
 from inspire_build.env.agents import candidate_phrases
 from inspire_build.env.core import (
     DEFAULT_BUDGET,
@@ -274,114 +275,30 @@ def check(
     return list(dict.fromkeys(reasons)), env
 
 
-# The tools as an OpenAI chat-completions request declares them (the SFT file carries them).
-TOOLS: list[dict[str, object]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search",
-            "description": "Search papers public before the cutoff. Costs one call.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string"},
-                    "k": {"type": "integer", "minimum": 1, "maximum": 100},
-                },
-                "required": ["query"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "read",
-            "description": "Read a paper's title, abstract, year and authors. Costs one call.",
-            "parameters": {
-                "type": "object",
-                "properties": {"paper_id": {"type": "string"}},
-                "required": ["paper_id"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "submit",
-            "description": "Submit the final ranking of paper IDs, best first. Free and final.",
-            "parameters": {
-                "type": "object",
-                "properties": {"ranking": {"type": "array", "items": {"type": "string"}}},
-                "required": ["ranking"],
-                "additionalProperties": False,
-            },
-        },
-    },
-]
-SYSTEM = (
-    "You search the scholarly literature for the works that a solution to an open research "
-    "problem would build on. Only works public before the cutoff can be found. Use the search "
-    "and read tools within the budget, then submit a ranking of paper IDs, most central first."
-)
-
-
-def _call(number: int, name: str, arguments: Mapping[str, object]) -> dict[str, object]:
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": f"call_{number}",
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments)},
-            }
-        ],
-    }
-
-
-def _answer(number: int, body: Mapping[str, object]) -> dict[str, object]:
-    return {"role": "tool", "tool_call_id": f"call_{number}", "content": json.dumps(body)}
-
-
 def chat_record(demo: Demonstration) -> dict[str, object]:
-    """One line of OpenAI fine-tuning chat JSONL: the brief, every tool call with its result as
-    the environment answered it, the submission, and a closing assistant message."""
-    messages: list[dict[str, object]] = [
-        {"role": "system", "content": SYSTEM},
-        {
-            "role": "user",
-            "content": f"Cutoff: {demo.cutoff.isoformat()}. Budget: {demo.budget} calls.\n\n"
-            f"Brief: {demo.brief}",
-        },
-    ]
+    """One line of OpenAI fine-tuning chat JSONL, in the LLM agent's own format
+    (:mod:`inspire_build.env.transcript`): the brief, every tool call with its result as the
+    environment answered it, the submission, and a closing assistant message."""
+    messages = transcript.opening(demo.cutoff, demo.budget, demo.brief)
     left = demo.budget
     for number, action in enumerate(demo.actions, 1):
         left -= 1
+        call = transcript.call_id(number)
         if isinstance(action, SearchCall):
-            messages.append(_call(number, "search", {"query": action.query, "k": action.k}))
-            results = [
-                {
-                    "paper_id": f.paper_id,
-                    "title": f.title,
-                    "year": f.year,
-                    "score": round(f.score, 3),
-                }
-                for f in action.results
-            ]
-            messages.append(
-                _answer(number, {"status": "ok", "results": results, "budget_left": left})
-            )
+            asked: dict[str, object] = {"query": action.query, "k": action.k}
+            messages.append(transcript.tool_call(number, "search", asked))
+            body = transcript.search_body("ok", action.results, left)
         else:
-            paper = dataclasses.asdict(action.paper)
-            paper["authors"] = list(action.paper.authors)
-            messages.append(_call(number, "read", {"paper_id": action.paper_id}))
-            messages.append(_answer(number, {"status": "ok", "paper": paper, "budget_left": left}))
+            messages.append(transcript.tool_call(number, "read", {"paper_id": action.paper_id}))
+            body = transcript.read_body("ok", action.paper, left)
+        messages.append(transcript.tool_answer(call, body))
     last = len(demo.actions) + 1
-    messages.append(_call(last, "submit", {"ranking": list(demo.ranking)}))
-    messages.append(_answer(last, {"status": "ok", "ranking": list(demo.ranking)}))
-    messages.append({"role": "assistant", "content": f"Submitted {len(demo.ranking)} papers."})
-    return {"messages": messages, "tools": TOOLS}
+    messages.append(transcript.tool_call(last, "submit", {"ranking": list(demo.ranking)}))
+    messages.append(
+        transcript.tool_answer(transcript.call_id(last), transcript.submit_body("ok", demo.ranking))
+    )
+    messages.append(transcript.closing(len(demo.ranking)))
+    return {"messages": messages, "tools": transcript.TOOLS}
 
 
 # ---- the warehouse and file edges ----
