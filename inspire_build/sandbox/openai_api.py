@@ -40,6 +40,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
+from inspire_build.sandbox import emulated_agent
 from inspire_build.sandbox.emulated_brief import Scope
 from inspire_build.sandbox.llm_truth import KNOWLEDGE_CUTOFF, Answer, Truth, TruthRates
 from inspire_build.sandbox.world import MARKER
@@ -89,13 +90,18 @@ class OpenAIConfig:
     tpm: int | None = None  # prompt plus max_tokens tokens per rolling minute
     rate_window_s: float = RATE_WINDOW_S  # the "minute" of rpm and tpm (shorter in tests)
     reasoning_ratio: float = 0.0  # reasoning tokens reported per visible completion token
+    # A tool-calling agent's turns (emulated_agent.py): malformed calls and refusals, drawn per
+    # conversation. Off by default, so a sandbox run's failures are the ones asked for.
+    agent_malformed_rate: float = 0.0
+    agent_refusal_rate: float = 0.0
 
     def __post_init__(self) -> None:
         for fault in (self.fault, *(f for _, f in self.triggers)):
             if fault is not None and fault not in FAULTS:
                 raise ValueError(f"Unknown fault {fault!r}; valid faults: {', '.join(FAULTS)}")
-        if not 0.0 <= self.fault_rate <= 1.0:
-            raise ValueError(f"fault_rate must lie in [0, 1], got {self.fault_rate}")
+        for rate in ("fault_rate", "agent_malformed_rate", "agent_refusal_rate"):
+            if not 0.0 <= getattr(self, rate) <= 1.0:
+                raise ValueError(f"{rate} must lie in [0, 1], got {getattr(self, rate)}")
         for name in ("rpm", "tpm"):
             limit = getattr(self, name)
             if limit is not None and limit < 1:
@@ -314,6 +320,9 @@ class _ChatRequest:
     messages: list[dict[str, Any]]
     schema: dict[str, Any] | None  # None means free text
     max_tokens: int | None = None  # max_completion_tokens, or the older max_tokens
+    tools: list[dict[str, Any]] | None = None  # function tools, as the request declares them
+    tool_choice: Any = None
+    agent: bool = False  # the tools are the search environment's: the emulated agent answers
 
 
 def _max_tokens(body: dict[str, Any]) -> int | None:
@@ -339,6 +348,10 @@ def _chat_request(body: Any) -> _ChatRequest:
     if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages):
         raise _ApiError(400, "Each message must be an object with a 'role'.", "messages")
     limit = _max_tokens(body)
+    if body.get("tools") is not None:  # checked; other tools than the agent's are ignored
+        tooled = _tool_request(body, model, messages, limit)
+        if tooled.agent:
+            return tooled
     fmt = body.get("response_format") or {"type": "text"}
     kind = fmt.get("type") if isinstance(fmt, dict) else None
     if kind == "text":
@@ -354,6 +367,31 @@ def _chat_request(body: Any) -> _ChatRequest:
             "response_format",
         )
     return _ChatRequest(model, messages, spec["schema"], limit)
+
+
+def _tool_request(
+    body: dict[str, Any], model: str, messages: list[dict[str, Any]], limit: int | None
+) -> _ChatRequest:
+    """A request with function tools, checked as OpenAI checks ``tools``, ``tool_choice`` and
+    ``parallel_tool_calls`` (one call a turn is valid either way)."""
+    tools = body["tools"]
+    functions = [t.get("function") for t in tools if isinstance(t, dict)] if tools else []
+    if not isinstance(tools, list) or not tools or len(functions) != len(tools):
+        raise _ApiError(400, "'tools' must be a non-empty array of tool objects.", "tools")
+    if not all(isinstance(f, dict) and isinstance(f.get("name"), str) for f in functions):
+        raise _ApiError(400, "Each tool needs a 'function' object with a 'name'.", "tools")
+    names = [str(f["name"]) for f in functions if isinstance(f, dict)]
+    choice = body.get("tool_choice")
+    named = choice.get("function") if isinstance(choice, dict) else None
+    if not (
+        choice in (None, "none", "auto", "required")
+        or (isinstance(named, dict) and named.get("name") in names)
+    ):
+        raise _ApiError(400, "'tool_choice' must be none, auto, required or a tool.", "tool_choice")
+    if not isinstance(body.get("parallel_tool_calls", True), bool):
+        raise _ApiError(400, "'parallel_tool_calls' must be a boolean.", "parallel_tool_calls")
+    agent = emulated_agent.is_agent(names)
+    return _ChatRequest(model, messages, None, limit, tools, choice, agent)
 
 
 def _stated_schema(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -446,23 +484,11 @@ def _completion(
     cached: int = 0,
 ) -> dict[str, Any]:
     """A ``chat.completion`` object; ``fault`` is applied to its content when given."""
-    said = _say(config, request, fault, truth)
-    content, finish = said.content, "stop"
-    visible = _tokens(content or said.refusal or "", config.tokens_per_word)
-    if content is not None and request.max_tokens is not None and visible > request.max_tokens:
-        content, finish = _truncate(content, request.max_tokens, config.tokens_per_word), "length"
-        visible = request.max_tokens
-    if truth is not None and said.answer is not None and finish == "stop" and content:
-        delivered = _loads(content)
-        if isinstance(delivered, dict):
-            truth.record(said.answer, delivered, _digest(_canonical(request.messages)))
+    if request.agent:  # never given the truth: the conversation alone decides its next call
+        message, finish, visible = _agent_message(config, request, fault)
+    else:
+        message, finish, visible = _message(config, request, fault, truth)
     model = request.model if "sandbox" in request.model else f"sandbox-{request.model}"
-    message: dict[str, Any] = {
-        "role": "assistant",
-        "content": content,
-        "refusal": said.refusal,
-        "annotations": [],
-    }
     return {
         "id": f"chatcmpl-{ident}",
         "object": "chat.completion",
@@ -474,11 +500,68 @@ def _completion(
     }
 
 
+def _message(
+    config: OpenAIConfig, request: _ChatRequest, fault: str | None, truth: Truth | None
+) -> tuple[dict[str, Any], str, int]:
+    """The assistant message, its finish reason and its visible tokens."""
+    said = _say(config, request, fault, truth)
+    content, finish = said.content, "stop"
+    visible = _tokens(content or said.refusal or "", config.tokens_per_word)
+    if content is not None and request.max_tokens is not None and visible > request.max_tokens:
+        content, finish = _truncate(content, request.max_tokens, config.tokens_per_word), "length"
+        visible = request.max_tokens
+    if truth is not None and said.answer is not None and finish == "stop" and content:
+        delivered = _loads(content)
+        if isinstance(delivered, dict):
+            truth.record(said.answer, delivered, _digest(_canonical(request.messages)))
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": said.refusal}
+    message["annotations"] = []
+    return message, finish, visible
+
+
+def _agent_message(
+    config: OpenAIConfig, request: _ChatRequest, fault: str | None
+) -> tuple[dict[str, Any], str, int]:
+    """The emulated agent's turn: one tool call (``finish_reason`` "tool_calls"), or plain
+    content; cut at ``max_tokens`` like any answer ("length")."""
+    move = emulated_agent.answer(
+        request.messages,
+        config.seed,
+        malformed_rate=config.agent_malformed_rate,
+        refusal_rate=config.agent_refusal_rate,
+        tool_choice=request.tool_choice,
+        fault=fault,
+    )
+    text = move.content if move.name is None else move.arguments or ""
+    finish = "stop" if move.name is None else "tool_calls"
+    visible = _tokens(text or "", config.tokens_per_word)
+    if request.max_tokens is not None and visible > request.max_tokens:
+        text, finish = _truncate(text or "", request.max_tokens, config.tokens_per_word), "length"
+        visible = request.max_tokens
+    content = text if move.name is None else None
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+    message["annotations"] = []
+    if move.name is not None:
+        function = {"name": move.name, "arguments": text}
+        message["tool_calls"] = [{"id": move.call_id, "type": "function", "function": function}]
+    return message, finish, visible
+
+
+def _prompt_tokens(config: OpenAIConfig, request: _ChatRequest) -> int:
+    """The prompt's tokens: its messages' text, and with tools, their definitions and the
+    conversation's calls, as OpenAI counts them too."""
+    text = _prompt_text(request.messages)
+    if request.tools is not None:
+        calls = [m.get("tool_calls") for m in request.messages if m.get("tool_calls")]
+        text = " ".join((text, _canonical(request.tools), _canonical(calls)))
+    return _tokens(text, config.tokens_per_word)
+
+
 def _usage(
     config: OpenAIConfig, request: _ChatRequest, visible: int, cached: int
 ) -> dict[str, Any]:
     """OpenAI's usage object; completion tokens include the (emulated) reasoning tokens."""
-    prompt = _tokens(_prompt_text(request.messages), config.tokens_per_word)
+    prompt = _prompt_tokens(config, request)
     reasoning = math.ceil(round(visible * config.reasoning_ratio, 6))
     completion = visible + reasoning
     return {
@@ -815,7 +898,7 @@ async def _chat_completion(state: _State, body: Any, arrived: float) -> Response
     not ``latency_s`` plus this machine's time to answer."""
     config, truth = state.config, state.truth
     chat = _chat_request(body)
-    asked = _tokens(_prompt_text(chat.messages), config.tokens_per_word)
+    asked = _prompt_tokens(config, chat)
     try:
         headers = state.limits.admit(asked + (chat.max_tokens or 0))
     except _ApiError:
