@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -70,7 +71,9 @@ def eval_command(
     and the exposure-selection-ranking funnel, with 95% bootstrap intervals."""
     check_split(ctx, split, version if split else None, warehouse_path)
     where = _scoring_warehouse(ctx, warehouse_path, split)
-    options = _EvalOptions(split, version, qrels, bootstrap_samples, where, allow_unjudged)
+    options = _EvalOptions(
+        split, version, qrels, bootstrap_samples, where, allow_unjudged, gains, warehouse_path
+    )
     if ctx.invoked_subcommand is not None:
         ctx.obj = options
         return
@@ -84,13 +87,7 @@ def eval_command(
     if plots is not None:
         from inspire_build.evaluation import plots as figures
 
-        label = name or run.stem
-        hits = [int(m["hits@10"] or 0) for m in scores.per_instance.values()]
-        made = figures.recovered_histogram(hits, plots)
-        if scores.curve:
-            made += figures.funnel_chart({label: scores}, plots)
-            made += figures.oracle_curve({label: scores.curve}, plots)
-        for path in made:
+        for path in figures.render({name or run.stem: scores}, plots):
             err.print(f"wrote {path}")
     for line in report.notes(scores):
         err.print(line)
@@ -121,6 +118,8 @@ class _EvalOptions:
     samples: int
     warehouse: Path | None  # a split's; with --qrels, only its crosswalk is read
     allow_unjudged: bool = False
+    gains: str = "linear"  # what `eval report` scores with; `eval compare` scores linear
+    given_warehouse: Path | None = None  # the group's --warehouse, as given
 
     def evaluate(
         self, run: Path, trajectories: Path | None, name: str | None = None, gains: str = "linear"
@@ -173,3 +172,151 @@ def eval_compare(
     differences = paired(scored[0], scored[1], metrics, options.samples)
     for metric, (mean, low, high) in differences.items():
         out.print(f"{metric:<20}{mean:>+8.3f}   [{low:+.3f}, {high:+.3f}]")
+
+
+@eval_app.command("report")
+def eval_report(
+    ctx: typer.Context,
+    runs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--run", help="A run file (JSONL or TREC); repeat it for each run.", metavar="FILE"
+        ),
+    ] = None,
+    trajectories: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--trajectories",
+            help="Trajectories (JSONL): one per --run, in the same order, or none.",
+            metavar="FILE",
+        ),
+    ] = None,
+    names: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--name",
+            help="A run's name: one per --run, in order (default: the files' stems).",
+            metavar="NAME",
+        ),
+    ] = None,
+    split: Annotated[str | None, typer.Option(help="Score against this split's qrels.")] = None,
+    version: Annotated[str | None, typer.Option(help="A version ID (default: latest).")] = None,
+    plots: Annotated[
+        Path | None, typer.Option("--plots", help="Folder for the figures (PNG and SVG).")
+    ] = None,
+    bootstrap_samples: Annotated[
+        int | None,
+        typer.Option("--bootstrap", help="Bootstrap resamples (default: eval's, 1000).", min=1),
+    ] = None,
+    as_json: JsonOption = False,
+    warehouse_path: WarehouseOption = None,
+) -> None:
+    """The Table 2 rows of several runs, and with their trajectories their Table 3 (funnel)
+    rows, each with n and 95% bootstrap intervals; --plots draws them all in each figure.
+    Against a split, each run is written to eval_runs as `inspire eval` writes it."""
+    if plots is not None:
+        _check_output_folder(plots, "--plots")
+    paired = _paired_runs(runs or [], trajectories or [], names or [])
+    options = _report_options(ctx, split, version, bootstrap_samples, warehouse_path)
+    scored = _score_all(options, paired)
+    from inspire_build.evaluation import report
+
+    for name, (run, _) in paired.items():
+        for line in report.notes(scored[name], run.name):
+            err.print(line)
+    for line in _pairing_warnings(scored, paired):
+        err.print(line)
+    if plots is not None:
+        from inspire_build.evaluation import plots as figures
+
+        for path in figures.render(scored, plots):
+            err.print(f"wrote {path}")
+    if as_json:
+        sources = {n: (str(r), str(t) if t else None) for n, (r, t) in paired.items()}
+        print(json.dumps(report.report_json(scored, sources)))
+        return
+    for line in report.report_lines(scored):
+        out.print(line)
+
+
+def _report_options(
+    ctx: typer.Context,
+    split: str | None,
+    version: str | None,
+    samples: int | None,
+    warehouse_path: Path | None,
+) -> _EvalOptions:
+    """`eval report`'s own --split, --version, --bootstrap and --warehouse, else those given to
+    `inspire eval` before it (so `inspire eval --qrels Q report ...` works); a split or version
+    given at both places must agree."""
+    group: _EvalOptions = ctx.obj
+    for option, here, there in (
+        ("--split", split, group.split),
+        ("--version", version, group.version),
+    ):
+        if here is not None and there is not None and here != there:
+            raise InputError(f"{option} is given twice, as {there!r} and {here!r}; give one")
+    split, version = split or group.split, version or group.version
+    if (split is None) == (group.qrels is None):
+        raise InputError("give either --split S or `inspire eval --qrels FILE report ...`")
+    root = cast(typer.Context, ctx.find_root())  # the app's, whose obj holds the settings
+    given = warehouse_path or group.given_warehouse
+    check_split(root, split, version if split else None, given)
+    where = _scoring_warehouse(root, given, split)
+    chosen = samples or group.samples
+    return dataclasses.replace(
+        group, split=split, version=version, samples=chosen, warehouse=where, given_warehouse=given
+    )
+
+
+def _paired_runs(
+    runs: list[Path], trajectories: list[Path], names: list[str]
+) -> dict[str, tuple[Path, Path | None]]:
+    """name -> (run, its trajectories): --trajectories and --name pair with --run by order, so
+    each must be given once per --run or not at all; names must differ."""
+    if not runs:
+        raise InputError("--run: give at least one run file (repeat --run for each run)")
+    for option, given in (("--trajectories", trajectories), ("--name", names)):
+        if given and len(given) != len(runs):
+            raise InputError(
+                f"{option}: give one per --run, in the same order, or none "
+                f"({len(runs)} --run, {len(given)} {option})"
+            )
+    labels = names or [run.stem for run in runs]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        hint = "" if names else " (the runs' file names); name each run with --name"
+        raise InputError(
+            f"--name: each run needs its own name; {', '.join(twice)} is given twice{hint}"
+        )
+    paths: list[Path | None] = list(trajectories) or [None] * len(runs)
+    return {label: (run, path) for label, run, path in zip(labels, runs, paths, strict=True)}
+
+
+def _score_all(
+    options: _EvalOptions, paired: dict[str, tuple[Path, Path | None]]
+) -> dict[str, Scores]:
+    """Each run scored as `inspire eval` scores it; the first fixes the version (the split's
+    latest), so that every run is scored against the same one."""
+    scored: dict[str, Scores] = {}
+    for name, (run, paths) in paired.items():
+        scored[name] = options.evaluate(run, paths, name=name, gains=options.gains)
+        if options.split is not None and options.version is None:
+            options = dataclasses.replace(options, version=scored[name].version)
+    return scored
+
+
+def _pairing_warnings(
+    scored: dict[str, Scores], paired: dict[str, tuple[Path, Path | None]]
+) -> list[str]:
+    """A run whose submissions its trajectories never exposed was likely paired with another
+    run's trajectories: say so (the env's agents submit only what they saw)."""
+    found = []
+    for name, (_, paths) in paired.items():
+        unexposed = scored[name].aggregate.get("unexposed_submissions", 0.0)
+        if paths is not None and unexposed:
+            found.append(
+                f"warning: {name}: {unexposed:.0f} submitted ID(s) that no step of {paths.name} "
+                "exposed; are these the run's trajectories?"
+            )
+    return found

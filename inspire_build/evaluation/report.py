@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Mapping, Sequence
 
 import duckdb
 
@@ -50,6 +51,95 @@ def lines(scores: Scores) -> list[str]:
         curve = "  ".join(f"{p:.1f}:{v:.3f}" for p, v in scores.curve.items())
         shown += ["", f"oracle exposed gain by search progress: {curve}"]
     return shown
+
+
+def table(runs: Mapping[str, Scores], metrics: Sequence[str]) -> list[str]:
+    """One row per run (name -> scores): n, the instances scored, then each metric's mean and
+    95% bootstrap interval; a header row first."""
+    width = max([len("run"), *map(len, runs)])
+    cells = {name: [_cell(scores, m) for m in metrics] for name, scores in runs.items()}
+    sizes = [max([len(m), *(len(row[i]) for row in cells.values())]) for i, m in enumerate(metrics)]
+    head = [
+        f"{'run':<{width}}  {'n':>5}",
+        *(f"{m:<{w}}" for m, w in zip(metrics, sizes, strict=True)),
+    ]
+    shown = ["  ".join(head).rstrip()]
+    for name, scores in runs.items():
+        row = [f"{name:<{width}}  {len(scores.per_instance):>5}"]
+        row += [f"{c:<{w}}" for c, w in zip(cells[name], sizes, strict=True)]
+        shown.append("  ".join(row).rstrip())
+    return shown
+
+
+def _cell(scores: Scores, metric: str) -> str:
+    value = scores.aggregate.get(metric, 0.0)
+    low, high = scores.intervals.get(metric, (value, value))
+    digits = 1 if metric == "total_calls" else 3
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def report_lines(runs: Mapping[str, Scores]) -> list[str]:
+    """What ``inspire eval report`` prints: what was scored against, then the Table 2 rows of
+    every run and, for runs scored with trajectories, their Table 3 (funnel) rows."""
+    first = next(iter(runs.values()))
+    shown = [
+        f"scored against {against(first)}: {len(first.per_instance)} instance(s), "
+        f"{len(runs)} run(s)"
+    ]
+    shown += ["", "Table 2: mean and 95% bootstrap interval", *table(runs, TABLE2)]
+    shown += [_multi_hit_note(first)]
+    traced = {name: scores for name, scores in runs.items() if scores.curve is not None}
+    if traced:
+        shown += [
+            "",
+            "Table 3: the funnel, mean and 95% bootstrap interval",
+            *table(traced, TABLE3),
+            _unexposed_note(traced),
+        ]
+    return shown
+
+
+def _multi_hit_note(scores: Scores) -> str:
+    """hits>=3 and hits>=5 are means over fewer instances: those with that many antecedents."""
+    counts = [
+        sum(1 for m in scores.per_instance.values() if m.get(metric) is not None)
+        for metric in ("hits>=3", "hits>=5")
+    ]
+    return (
+        f"(hits>=3 is over the {counts[0]} instance(s) with at least 3 antecedents, "
+        f"hits>=5 over the {counts[1]} with at least 5)"
+    )
+
+
+def _unexposed_note(runs: Mapping[str, Scores]) -> str:
+    counts = ", ".join(
+        f"{name} {scores.aggregate.get('unexposed_submissions', 0.0):.0f}"
+        for name, scores in runs.items()
+    )
+    return f"(submitted IDs no step of the run's trajectories exposed: {counts})"
+
+
+def report_json(
+    runs: Mapping[str, Scores], sources: Mapping[str, tuple[str, str | None]]
+) -> dict[str, object]:
+    """What ``inspire eval report --json`` prints: per run (in order), its name, files and what
+    ``inspire eval --json`` prints less ``per_instance``, with the oracle curve."""
+    first = next(iter(runs.values()))
+    return {
+        "version": first.version,
+        "qrels_file": first.qrels_file,
+        "instances": len(first.per_instance),
+        "runs": [
+            {
+                "name": name,
+                "run": sources[name][0],
+                "trajectories": sources[name][1],
+                **{k: v for k, v in as_json(scores).items() if k != "per_instance"},
+                "curve": {str(p): v for p, v in (scores.curve or {}).items()} or None,
+            }
+            for name, scores in runs.items()
+        ],
+    }
 
 
 def notes(scores: Scores, run: str = "the run") -> list[str]:
