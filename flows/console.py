@@ -13,12 +13,13 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from inspire_build import cancellation, flow_server
 from inspire_build.errors import Cancelled, InspireError
+from inspire_build.split_audit import Given
 
 PINNED = "3.9"  # pyproject.toml: prefect>=3.9,<3.10
 if not (found := importlib.metadata.version("prefect")).startswith(f"{PINNED}."):
@@ -99,3 +100,22 @@ def outcome(state: Any) -> Any:
     if state.is_cancelled():
         raise Cancelled(state.message or "cancelled")
     return state.result()
+
+
+def run_build(parameters: dict[str, Any], watch: Callable[[Any], Any]) -> Any:
+    """``inspire build``'s runner (its entry point): the build-split flow in this process, its
+    progress shown by ``watch`` with Prefect's console lines above it; the version written."""
+    with in_process():
+        from flows.build_split import build_split
+
+        with watch(printed_through):
+            state = build_split(**parameters, return_state=True)
+        return outcome(state)
+
+
+def run_audit(splits: list[str], warehouse_path: Path, given: Given) -> int:
+    """``inspire audit``'s runner (its entry point): the audit-split flow on each split."""
+    with in_process():
+        from flows.audit import main
+
+        return main(splits, warehouse_path, given)

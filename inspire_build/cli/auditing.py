@@ -1,5 +1,5 @@
 """`inspire audit brief`: the build's checks on any text for one instance. (`inspire audit
-[SPLITS]` runs the audit flow: it lives in flows/commands.py; :class:`AuditCommand` hands a
+[SPLITS]` runs the audit flow: it lives in cli/flow_commands.py; :class:`AuditCommand` hands a
 first argument that names a subcommand here.)"""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Building a split and what follows it: `gold`, `export`. (`build` and `audit` run the flows:
-they live in flows/commands.py, which the CLI finds through an entry point.)"""
+they live in cli/flow_commands.py.)"""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The options of ``inspire build`` and ``inspire audit``, what those commands check before their
-flow starts, and what ``build`` prints after it. The commands run the flows, so they live in
-flows/commands.py, which the CLI finds through its entry points (this package never imports
-flows/)."""
+flow starts, and what ``build`` prints after it. The commands are
+:mod:`inspire_build.cli.flow_commands`."""
 
 from __future__ import annotations
 
