@@ -1,8 +1,9 @@
 """Running an agent over a split version's tasks; writing its run and trajectory files.
 
-``inspire agent run`` takes the operator's path (:func:`run_operated`): for each instance the
+``inspire agent run`` takes the operator's path (:func:`operate`): for each instance the
 operator starts a session on the tool server's sessions, in-process, and hands the agent only
-that session's tools. :func:`run_agent` runs an agent on bare environments in memory, for the
+that session's tools; several instances at once in threads (the LLM agent), their results in
+instance order. :func:`run_agent` runs an agent on bare environments in memory, for the
 benches.
 """
 
@@ -11,19 +12,24 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
 from inspire_build.config import Settings
-from inspire_build.env.agents import Agent
+from inspire_build.env.agents import Agent, Tools
 from inspire_build.env.core import Backend, SearchEnv, Task
 from inspire_build.env.server import SessionTools, ToolSessions
 from inspire_build.env.store import Session
 from inspire_build.errors import InputError
 from inspire_build.http import SourceMode
+
+T = TypeVar("T")
 
 
 def new_session(
@@ -93,13 +99,69 @@ def run_operated(
     """The operator's path: for each instance in order, start a session, hand ``agent`` that
     session's tools only, and end it when the agent returns (abandoned if it did not submit).
     Every step is logged in the warehouse as it is taken. Returns the sessions' environments."""
-    ended = []
-    for instance_id in sessions.tasks:
-        token = str(sessions.start(instance_id, agent.name)["token"])
-        agent.run(SessionTools(sessions, token))
-        ended.append(sessions.finish(token))
+    played = operate(sessions, agent.name, lambda tools, _rank: agent.run(tools), 1, advance)
+    return [env for env, _ in played]
+
+
+def operate(
+    sessions: ToolSessions,
+    agent: str,
+    play: Callable[[Tools, int], T],
+    workers: int = 1,
+    advance: Callable[[], None] = lambda: None,
+) -> list[tuple[SearchEnv, T]]:
+    """The operator's path for every instance of ``sessions``: start its session (for
+    ``agent``), call ``play(tools, rank)`` with that session's tools only and the instance's
+    place, and end the session when it returns (abandoned if it did not submit). Up to
+    ``workers`` instances at once, in threads (one: in this thread, in order). Returns each
+    instance's environment and what ``play`` returned, in instance order, whatever order they
+    ended in. An error stops the start of further instances and is raised once the started
+    ones have ended (the first, in instance order)."""
+
+    def one(rank: int, instance_id: str) -> tuple[SearchEnv, T]:
+        token = str(sessions.start(instance_id, agent)["token"])
+        try:
+            result = play(SessionTools(sessions, token), rank)
+        finally:
+            env = sessions.finish(token)
         advance()
-    return ended
+        return env, result
+
+    chosen = list(sessions.tasks)
+    if workers <= 1:
+        return [one(rank, instance_id) for rank, instance_id in enumerate(chosen)]
+    return _in_threads(one, chosen, workers)
+
+
+def _in_threads(
+    one: Callable[[int, str], tuple[SearchEnv, T]], chosen: list[str], workers: int
+) -> list[tuple[SearchEnv, T]]:
+    stop = threading.Event()
+
+    def guarded(rank: int, instance_id: str) -> tuple[SearchEnv, T] | None:
+        if stop.is_set():
+            return None
+        try:
+            return one(rank, instance_id)
+        except BaseException:
+            stop.set()
+            raise
+
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="agent")
+    try:
+        futures: list[Future[tuple[SearchEnv, T] | None]] = [
+            pool.submit(guarded, rank, instance_id) for rank, instance_id in enumerate(chosen)
+        ]
+        pool.shutdown(wait=True)
+    except BaseException:  # an interrupt: start nothing more, let the running ones end
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    for future in futures:
+        error = future.exception()
+        if error is not None:
+            raise error
+    return [result for future in futures if (result := future.result()) is not None]
 
 
 def run_split(
@@ -115,16 +177,37 @@ def run_split(
     its own (``<agent>-<random>``: one budget per instance). ``started(version, instances)``
     returns what to call after each instance (progress). Returns the version and the
     sessions' environments, in instance order."""
-    split, version, backend, budget = where
-    chosen, tasks, made = prepare(con, settings, split, version, backend, mode)
-    advance = started(chosen, len(tasks))
-    run_name = f"{agent.name}-{uuid.uuid4().hex[:12]}"
-    sessions = ToolSessions(tasks, made, con, budget=budget, run_name=run_name, version=chosen)
+    chosen, sessions = open_run(con, settings, agent.name, where, mode)
+    advance = started(chosen, len(sessions.tasks))
     return chosen, run_operated(agent, sessions, advance)
 
 
-def write_run(envs: Sequence[SearchEnv], run_path: Path, trajectories: Path) -> int:
-    """Write the sessions' run file and trajectory file; returns the tool calls they made."""
+def open_run(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    agent: str,
+    where: tuple[str, str | None, str, int],
+    mode: SourceMode | None = None,
+) -> tuple[str, ToolSessions]:
+    """The split version of ``where`` (as :func:`run_split` takes it) and the sessions of a new
+    run of ``agent`` over its tasks, named ``<agent>-<random>`` (one budget per instance)."""
+    split, version, backend, budget = where
+    chosen, tasks, made = prepare(con, settings, split, version, backend, mode)
+    run_name = f"{agent}-{uuid.uuid4().hex[:12]}"
+    sessions = ToolSessions(tasks, made, con, budget=budget, run_name=run_name, version=chosen)
+    return chosen, sessions
+
+
+def write_run(
+    envs: Sequence[SearchEnv],
+    run_path: Path,
+    trajectories: Path,
+    notes: Sequence[dict[str, object]] | None = None,
+) -> int:
+    """Write the sessions' run file and trajectory file, each trajectory line with its
+    ``notes`` (the LLM agent's failure) when given; returns the tool calls they made."""
     write_jsonl(run_path, (env.run_line() for env in envs))
-    write_jsonl(trajectories, (env.trajectory_line() for env in envs))
+    added = notes if notes is not None else [{} for _ in envs]
+    lines = (env.trajectory_line() | note for env, note in zip(envs, added, strict=True))
+    write_jsonl(trajectories, lines)
     return sum(len(env.steps) for env in envs)

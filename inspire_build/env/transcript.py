@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
@@ -125,3 +126,10 @@ def submit_body(status: str, ranking: Sequence[str]) -> dict[str, object]:
 def closing(submitted: int) -> dict[str, object]:
     """The assistant's last message, after the submission was accepted."""
     return {"role": "assistant", "content": f"Submitted {submitted} papers."}
+
+
+def format_hash() -> str:
+    """The chat format's hash (the system message and the tools' schemas), 16 hex digits: the
+    ``prompt_hash`` an agent's logged calls carry, as a template's hash for the pipeline's."""
+    stated = json.dumps({"system": SYSTEM, "tools": TOOLS}, sort_keys=True)
+    return hashlib.sha256(stated.encode()).hexdigest()[:16]

@@ -1,8 +1,9 @@
 """The ``openai`` backend, the only module that imports openai: any OpenAI-compatible endpoint,
 through ``chat.completions.parse`` with a strict JSON schema, or a JSON object with the schema
-stated in the prompt. Every call has a timeout; the client retries transient failures; an
-answer that does not validate gets one repair retry with the error as feedback; a refusal raises
-:class:`Refusal`. An endpoint's error message is redacted (a 401's body may echo the key).
+stated in the prompt; and an agent's tool-calling turns (:meth:`OpenAIBackend.send_tools`).
+Every call has a timeout; the client retries transient failures; an answer that does not
+validate gets one repair retry with the error as feedback; a refusal raises :class:`Refusal`.
+An endpoint's error message is redacted (a 401's body may echo the key).
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ import pydantic
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError, LLMError
 from inspire_build.llm.calls import schema_text
-from inspire_build.llm.errors import InvalidOutput, LLMConfigError, Refusal, Unreadable, problem_of
+from inspire_build.llm.errors import (
+    ChatTimeout,
+    InvalidOutput,
+    LLMConfigError,
+    Refusal,
+    Unreadable,
+    problem_of,
+)
 from inspire_build.llm.scheduler import RateLimited
 from inspire_build.redaction import Redactor
 
@@ -201,6 +209,51 @@ class OpenAIBackend:
             )
         except openai.RateLimitError as error:
             raise RateLimited(error.response.headers, error) from error
+
+    def send_tools(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], timeout_s: float | None
+    ) -> Any:
+        """The raw chat call of an agent's turn: the conversation and the tools it may call, with
+        the sampling settings, timing out at the settings' timeout or ``timeout_s`` if sooner
+        (the time left to the agent). A 429 the client's retries did not outlast raises
+        :class:`RateLimited`."""
+        import openai
+
+        completions = self.client().chat.completions.with_raw_response
+        limit = self.settings.llm_timeout_s
+        try:
+            return completions.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                tools=tools,  # type: ignore[arg-type]
+                timeout=min(timeout_s, limit) if timeout_s else limit,
+                **self.sampling(),
+            )
+        except openai.RateLimitError as error:
+            raise RateLimited(error.response.headers, error) from error
+
+    def tool_turn(self, ask: Callable[[], Any]) -> tuple[dict[str, Any], str | None]:
+        """The assistant message of one turn made by ``ask`` (a :meth:`send_tools` call in its
+        turn, paid for), as the endpoint sent it, and why it stopped. A timeout after the
+        client's retries raises :class:`ChatTimeout`; another failure, :func:`failure`'s error;
+        an answer that is no chat completion, :class:`LLMError`. Messages are redacted."""
+        import openai
+
+        try:
+            raw = ask()
+        except openai.APITimeoutError as error:
+            message = self.redactor.text(str(error))
+            raise ChatTimeout(f"the agent's LLM call timed out after retries: {message}") from error
+        except openai.APIError as error:
+            raise failure(error, self.redactor, "the agent's LLM call") from error
+        try:
+            choice = raw.http_response.json()["choices"][0]
+            message, finish = choice["message"], choice.get("finish_reason")
+        except (ValueError, LookupError, TypeError, AttributeError) as error:
+            raise LLMError("the endpoint's answer is not a chat completion") from error
+        if not isinstance(message, dict):
+            raise LLMError("the endpoint's answer holds no message")
+        return message, finish if isinstance(finish, str) else None
 
     def messages(self, text: str) -> list[dict[str, str]]:
         """A call's messages: the settings' system prompt, if any, then the rendered prompt."""

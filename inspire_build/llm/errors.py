@@ -49,3 +49,8 @@ def problem_of(error: ValueError) -> str:
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
         )
     return str(error).splitlines()[0]
+
+
+class ChatTimeout(LLMError):
+    """A chat call timed out after the client's retries (an agent's turn: a failure it counts
+    as a timeout, apart from the endpoint's other errors)."""
