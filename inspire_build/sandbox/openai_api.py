@@ -8,10 +8,11 @@ per request from ``(seed, request number)``, so a run can be replayed exactly.
 
 Given the emulated model (a :class:`~inspire_build.sandbox.llm_truth.Truth`), the pipeline's
 own prompts get answers read from their own text instead, with failures planted at seeded rates
-(see ``llm_truth.py``). It
-also emulates per-minute request and token limits (429 with OpenAI's ``x-ratelimit-*`` and
-``retry-after`` headers), ``usage`` details (cached and reasoning tokens) and ``max_tokens``
-truncation (``finish_reason: "length"``).
+(see ``llm_truth.py``); a request carrying the search environment's tools gets the emulated
+agent's next call, read from the conversation alone (``emulated_agent.py``). It also emulates
+per-minute request and token limits (429 with OpenAI's ``x-ratelimit-*`` and ``retry-after``
+headers), ``usage`` details (cached and reasoning tokens) and ``max_tokens`` truncation
+(``finish_reason: "length"``).
 """
 
 from __future__ import annotations
