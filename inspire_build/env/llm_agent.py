@@ -81,6 +81,7 @@ class Chat(Protocol):
         turn: Turn,
         status: str = "answered",
         error: str | None = None,
+        rank: int = 0,
     ) -> None: ...
 
 
@@ -115,7 +116,7 @@ class LlmAgent:
             turns += 1
             try:
                 turn = self._ask(messages, deadline, rank)
-                calls = self._judged(messages, turn)
+                calls = self._judged(messages, turn, rank)
                 content = turn.message.get("content")
                 messages.append(
                     {
@@ -141,11 +142,11 @@ class LlmAgent:
             raise _Ended(Failure.LLM_ERROR, str(error)) from None
         if deadline is not None and self.clock() > deadline:
             late = "the model answered after the instance's deadline"
-            self.chat.log(messages, turn, "late", late)
+            self.chat.log(messages, turn, "late", late, rank)
             raise _Ended(Failure.TIMEOUT, late)
         return turn
 
-    def _judged(self, messages: list[dict[str, Any]], turn: Turn) -> list[Call]:
+    def _judged(self, messages: list[dict[str, Any]], turn: Turn, rank: int) -> list[Call]:
         """The turn's calls, checked; the turn logged with its verdict."""
         message = turn.message
         refusal, content = message.get("refusal"), message.get("content")
@@ -155,15 +156,15 @@ class LlmAgent:
             else:
                 said = clipped(content) if isinstance(content, str) and content.strip() else ""
                 detail = "the model answered without a tool call" + (f": {said}" if said else "")
-            self.chat.log(messages, turn, "refused", detail)
+            self.chat.log(messages, turn, "refused", detail, rank)
             raise _Ended(Failure.REFUSAL, detail)
         number = 1 + sum(1 for m in messages if m.get("role") == "tool")
         try:
             calls = read_calls(message, number)
         except Malformed as error:
-            self.chat.log(messages, turn, "invalid", str(error))
+            self.chat.log(messages, turn, "invalid", str(error), rank)
             raise _Ended(Failure.MALFORMED, str(error)) from None
-        self.chat.log(messages, turn)
+        self.chat.log(messages, turn, rank=rank)
         return calls
 
     def _made(self, env: Tools, calls: list[Call], messages: list[dict[str, Any]]) -> bool:

@@ -7,8 +7,9 @@ among the calls in flight (``llm_concurrency``), the build budget's reservation 
 
 Each answer is logged in ``llm_calls`` (``CallLog``) under ``prompt_name`` ``agent``, with its
 tokens, latency and cost, and the ``status`` the caller judged it (``answered``, ``refused``,
-``invalid``): ``inspire stats llm`` counts them. A call's key hashes its run's name with the
-conversation, so every run keeps its own rows; an agent's turn is never answered from the log.
+``invalid``, ``late``): ``inspire stats llm`` counts them. A call's key hashes the run's name
+and the instance's place with the conversation, so every turn of a run keeps its own row (two
+instances with one brief included); an agent's turn is never answered from the log.
 Agent runs are no builds, so the cost ledger (``llm_call_uses``, ``inspire cost``) holds none.
 """
 
@@ -125,18 +126,20 @@ class ToolChat:
         turn: Turn,
         status: str = "answered",
         error: str | None = None,
+        rank: int = 0,
     ) -> None:
-        """Log ``turn``, the answer to ``messages``, with the ``status`` it was judged (and the
-        ``error`` that judged it, if any)."""
-        asked_for = json.dumps({"scope": self.scope, "messages": list(messages)}, sort_keys=True)
+        """Log ``turn``, the answer to ``messages`` on the instance of place ``rank``, with the
+        ``status`` it was judged (and the ``error`` that judged it, if any)."""
+        asked = {"scope": self.scope, "rank": rank, "messages": list(messages)}
+        asked_for = json.dumps(asked, sort_keys=True)
         options = json.dumps(self.backend.sampling(), sort_keys=True)
         input_hash = hashlib.sha256(f"{asked_for}\0{options}".encode()).hexdigest()
         key = call_key(BACKEND, self.model, self.prompt_hash, input_hash)
-        asked = Asked(key, STEP, self.prompt_hash, input_hash, STEP)
+        keyed = Asked(key, STEP, self.prompt_hash, input_hash, STEP)
         output: dict[str, Any] = {"message": turn.message, "finish_reason": turn.finish_reason}
         if error is not None:
             output["error"] = self.redactor.text(error)
-        record = self.calls.record(asked, output, turn.tokens, turn.latency_ms, turn.cost_usd)
+        record = self.calls.record(keyed, output, turn.tokens, turn.latency_ms, turn.cost_usd)
         self.calls.log(record, status)
 
     def close(self) -> None:

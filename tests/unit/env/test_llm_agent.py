@@ -87,6 +87,7 @@ class Scripted:
         turn: Turn,
         status: str = "answered",
         error: str | None = None,
+        rank: int = 0,
     ) -> None:
         self.logged.append((status, error))
 
