@@ -91,8 +91,8 @@ class OpenAIConfig:
     tpm: int | None = None  # prompt plus max_tokens tokens per rolling minute
     rate_window_s: float = RATE_WINDOW_S  # the "minute" of rpm and tpm (shorter in tests)
     reasoning_ratio: float = 0.0  # reasoning tokens reported per visible completion token
-    # A tool-calling agent's turns (emulated_agent.py): malformed calls and refusals, drawn per
-    # conversation. Off by default, so a sandbox run's failures are the ones asked for.
+    # A tool-calling agent's turns (emulated_agent.py): malformed calls and refusals per turn,
+    # drawn from the conversation so far. Off by default: a run's failures are those asked for.
     agent_malformed_rate: float = 0.0
     agent_refusal_rate: float = 0.0
 
