@@ -32,6 +32,9 @@ STAGES = (
     ("selected_gain", "Selected gain"),
     ("ndcg@10", "Final nDCG@10"),
 )
+# Runs that share trajectories share a curve: a marker and line style each keeps both visible.
+MARKERS = ("o", "s", "^", "D", "v", "P")
+LINES = ("-", "--", ":", "-.")
 SPREAD = 0.6  # the share of a bin or stage the runs' bars or points spread over
 
 
@@ -138,12 +141,19 @@ def oracle_figure(curves: Mapping[str, Mapping[float, float]], heading: str) -> 
     """Figure 7: per run (one line each), the oracle exposed gain against normalised search
     progress."""
     figure, axes = plt.subplots(figsize=SIZE)
-    for name, curve in curves.items():
-        axes.plot(list(curve), list(curve.values()), marker="o", label=name)
+    for index, (name, curve) in enumerate(curves.items()):
+        axes.plot(
+            list(curve),
+            list(curve.values()),
+            marker=MARKERS[index % len(MARKERS)],
+            linestyle=LINES[index % len(LINES)],
+            fillstyle="none",
+            label=name,
+        )
     axes.set_xlabel("search progress (share of steps)")
     axes.set_ylabel("oracle exposed gain (nDCG@10)")
     axes.set_ylim(0, 1)
-    axes.legend(loc="lower right")
+    axes.legend(loc="best")
     axes.set_title(heading, fontsize="medium")
     figure.tight_layout()
     return figure
