@@ -64,3 +64,7 @@ def test_plots_render_as_png_and_svg(tmp_path: Path) -> None:
             int.from_bytes(png.read_bytes()[20:24]),
         )
         assert (width, height) == (640, 400)  # 6.4 x 4.0 inches at 100 dpi
+        # titled with what was scored against and n; the run named in the legend (the text of
+        # an SVG is drawn as paths, each with its text in a comment)
+        text = svg.read_text(encoding="utf-8")
+        assert "<!-- q.trec, n = 20 instances -->" in text and "<!-- r -->" in text, name
