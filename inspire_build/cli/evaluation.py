@@ -273,7 +273,8 @@ def _paired_runs(
     runs: list[Path], trajectories: list[Path], names: list[str]
 ) -> dict[str, tuple[Path, Path | None]]:
     """name -> (run, its trajectories): --trajectories and --name pair with --run by order, so
-    each must be given once per --run or not at all; names must differ."""
+    each must be given once per --run or not at all; names must differ; every file must be a
+    regular file."""
     if not runs:
         raise InputError("--run: give at least one run file (repeat --run for each run)")
     for option, given in (("--trajectories", trajectories), ("--name", names)):
@@ -282,6 +283,11 @@ def _paired_runs(
                 f"{option}: give one per --run, in the same order, or none "
                 f"({len(runs)} --run, {len(given)} {option})"
             )
+    for option, files in (("--run", runs), ("--trajectories", trajectories)):
+        # Checked before any run is scored (and written): a missing file is the usual slip.
+        missing = [str(path) for path in files if not path.is_file()]
+        if missing:
+            raise InputError(f"{option}: not a regular file: {', '.join(missing)}")
     labels = names or [run.stem for run in runs]
     twice = sorted({label for label in labels if labels.count(label) > 1})
     if twice:

@@ -129,6 +129,11 @@ def test_inputs_that_do_not_pair_are_one_error_naming_the_option(files: Path) ->
         "--name: each run needs its own name; a is given twice",
     )
     one_error(inspire(*base), "--run: give at least one run file")
+    one_error(
+        inspire(*base, *runs, "--trajectories", files / "ta.jsonl", "--trajectories", files,
+                "--trajectories", files / "none.jsonl"),
+        f"--trajectories: not a regular file: {files}, {files / 'none.jsonl'}",
+    )  # fmt: skip
     one_error(inspire("eval", "report", *runs), "give either --split S or")
     one_error(
         inspire(*base, "--split", "eval", *runs, "--warehouse", files / "none.duckdb"),
