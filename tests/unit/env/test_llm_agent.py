@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from inspire_build.env import run, tool_calls, transcript
-from inspire_build.env.core import Task, Work
+from inspire_build.env.core import SearchEnv, Task, Work
 from inspire_build.env.llm_agent import Failure, LlmAgent, Outcome
 from inspire_build.env.server import ToolSessions
 from inspire_build.env.tool_calls import Malformed, read_calls
@@ -208,11 +208,8 @@ def test_the_instances_deadline_is_a_timeout_before_a_turn_and_after_a_late_answ
     assert env.steps == [] and chat.logged == [("late", outcome.detail)]  # not made
     clock = iter([0.0, 11.0])
     agent = LlmAgent(Scripted([]), 5, deadline_s=10.0, clock=lambda: next(clock))
-    assert agent.play(_Bare()).failure is Failure.TIMEOUT
-
-
-class _Bare:
-    brief, cutoff = BRIEF, CUTOFF
+    bare = SearchEnv(Task("i1", BRIEF, CUTOFF), 5, Backend())  # the benches' environment
+    assert agent.play(bare).failure is Failure.TIMEOUT
 
 
 def test_a_call_past_the_budget_ends_as_an_empty_submission_and_is_not_logged(

@@ -106,9 +106,7 @@ def endpoint(asked: list[dict[str, Any]]) -> httpx.MockTransport:
 def run_all(
     con: duckdb.DuckDBPyConnection, workers: int, asked: list[dict[str, Any]]
 ) -> tuple[list[tuple[SearchEnv, Outcome]], ToolChat]:
-    settings = Settings(  # type: ignore[call-arg]
-        llm_backend="openai", llm_model=MODEL, llm_api_key=KEY, llm_max_retries=0
-    )
+    settings = Settings(llm_backend="openai", llm_model=MODEL, llm_api_key=KEY, llm_max_retries=0)
     client = openai.OpenAI(
         api_key=KEY,
         base_url="http://llm.invalid/v1",
@@ -212,7 +210,7 @@ def test_a_refused_key_stops_the_run_with_its_message_redacted(
         sent = request.headers["authorization"]
         return httpx.Response(status, json={"error": {"message": f"bad key {sent}"}})
 
-    settings = Settings(llm_backend="openai", llm_model=MODEL, llm_api_key=KEY)  # type: ignore[call-arg]
+    settings = Settings(llm_backend="openai", llm_model=MODEL, llm_api_key=KEY)
     client = openai.OpenAI(
         api_key=KEY,
         base_url="http://llm.invalid/v1",
