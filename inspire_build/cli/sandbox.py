@@ -123,12 +123,17 @@ def sandbox_serve(
         str | None,
         typer.Option(help="The emulated model knows papers first public before this day."),
     ] = None,
+    llm_agent_malformed: Annotated[
+        float, _rate("Rate of an agent's turns that make a malformed tool call.")
+    ] = 0.0,
+    llm_agent_refusal: Annotated[float, _rate("Rate of an agent's turns refused.")] = 0.0,
 ) -> None:
     """Serve a world on 127.0.0.1 until interrupted; prints the variables to export.
 
     Its OpenAI-compatible API answers the pipeline's prompts from each prompt's text alone
     (never the world's truth); the --llm-* rates (0-1, defaults in sandbox/llm_truth.py) plant
-    failures in those answers.
+    failures in those answers. A request with the agent's tools gets an agent's turn
+    (sandbox/emulated_agent.py), --llm-agent-* rates planting its failures (default none).
     """
     options = dict(locals())  # the --llm-RATE options, by name
     from inspire_build import local_server
@@ -141,6 +146,9 @@ def sandbox_serve(
     given = {name: options[f"llm_{name}"] for name in TruthRates.names()}  # --llm-RATE
     rates = TruthRates.from_mapping({k: v for k, v in given.items() if v is not None})
     llm = OpenAIConfig(seed=seed, latency_s=llm_latency, rpm=llm_rpm, tpm=llm_tpm, truth=rates)
+    llm = dataclasses.replace(
+        llm, agent_malformed_rate=llm_agent_malformed, agent_refusal_rate=llm_agent_refusal
+    )
     if llm_knowledge_cutoff is not None:
         llm = dataclasses.replace(llm, knowledge_cutoff=_day(llm_knowledge_cutoff))
     config = server.SandboxConfig(seed=seed, time_scale=time_scale, fault_rate=faults, openai=llm)

@@ -3,12 +3,14 @@ twice alike, a served world that answers, and a busy port as one error before an
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from inspire_build.env import transcript
 from inspire_build.local_server import free_port
 from tests.conftest import run_inspire
 
@@ -47,6 +49,8 @@ def test_sandbox_world_serve_and_env(tmp_path: Path) -> None:
             str(port),
             "--time-scale",
             "10",
+            "--llm-agent-refusal",
+            "1",
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -62,6 +66,12 @@ def test_sandbox_world_serve_and_env(tmp_path: Path) -> None:
             except httpx.ConnectError:
                 time.sleep(0.1)
         assert answer.json()["meta"]["count"] == 60
+        # --llm-agent-refusal 1 reaches the model: an agent's turn is refused in words
+        task = transcript.opening(dt.date(2025, 1, 1), 5, "Find work on graph search.")
+        body = {"model": "gpt-4o-mini", "messages": task, "tools": transcript.TOOLS}
+        said = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=30)
+        message = said.json()["choices"][0]["message"]
+        assert message["content"] and not message.get("tool_calls"), message
     finally:
         server.terminate()
         server.wait(timeout=30)
