@@ -22,7 +22,6 @@ from inspire_build.cli import app
 from inspire_build.config import get_settings
 from inspire_build.env import llm_run, run
 from inspire_build.env.llm_agent import Failure
-from inspire_build.evaluation.evaluate import evaluate
 from inspire_build.sandbox import server as sandbox
 from inspire_build.sandbox import world
 from inspire_build.sandbox.openai_api import OpenAIConfig
@@ -92,13 +91,18 @@ def test_agent_run_llm_on_the_sandbox_keeps_the_rules_and_scores(
                 assert dates[paper] < cutoff  # type: ignore[operator]
     submitted = [line for line in runs if line["ranking"]]
     assert len(submitted) == sum(1 for t in trajectories if t["failure"] is None) >= 1
-    scores = evaluate(
-        run_file, split="eval", trajectories=traj_file, name="llm", samples=50, warehouse_path=path
-    )
-    assert len(scores.per_instance) == len(instances)
-    aggregate = scores.aggregate
-    assert aggregate["total_calls"] is not None and aggregate["total_calls"] > 1
-    assert aggregate["exposed_gain"] is not None and aggregate["selected_gain"] is not None
+    scored = CliRunner().invoke(
+        app,
+        [
+            "eval", "--split", "eval", "--run", str(run_file), "--trajectories", str(traj_file),
+            "--name", "llm", "--bootstrap", "50", "--json", "--warehouse", str(path),
+        ],
+    )  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    scores = json.loads(scored.output.strip().splitlines()[-1])
+    assert scores["instances"] == len(instances) and scores["unknown_trajectory_instance_ids"] == 0
+    aggregate = scores["aggregate"]
+    assert aggregate["total_calls"] > 1
     assert aggregate["exposed_gain"] >= aggregate["selected_gain"] >= aggregate["ndcg@10"]
 
 
