@@ -84,8 +84,9 @@ def run_llm(
     None, backend, budget), ``workers`` instances at once, each within ``deadline_s``.
     ``started(version, instances)`` returns what to call after each instance."""
     chosen, sessions = run.open_run(con, settings, AGENT, where, mode)
-    advance = started(chosen, len(sessions.tasks))
+    # made first: a budget that cannot be kept (a model with no price) is refused before any work
     chat = ToolChat(settings, con, transcript.format_hash(), scope=sessions.run_name, client=client)
+    advance = started(chosen, len(sessions.tasks))
     agent = LlmAgent(chat, sessions.budget, deadline_s)
     label = f"{AGENT}:{settings.llm_model}"[:MAX_ID_CHARS]  # the sessions' agent
     try:

@@ -224,3 +224,26 @@ def test_a_refused_key_stops_the_run_with_its_message_redacted(
     assert KEY not in str(raised.value) and "REDACTED" in str(raised.value)
     started = con.execute("SELECT count(*) FROM env_sessions").fetchone()
     assert started is not None and started[0] < 12  # no instance started after the error
+
+
+def test_the_llm_budget_holds_the_agents_calls_and_stops_the_run(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    from inspire_build.errors import BudgetExceeded, InputError
+
+    unpriced = Settings(llm_backend="openai", llm_model="no-price", llm_budget_usd=1.0)
+    with pytest.raises(InputError, match="has no price"):  # refused before any call
+        ToolChat(unpriced, con, transcript.format_hash(), scope="x")
+    asked: list[dict[str, Any]] = []
+    settings = Settings(llm_backend="openai", llm_model=MODEL, llm_budget_usd=0.0)
+    client = openai.OpenAI(
+        api_key="k",
+        base_url="http://llm.invalid/v1",
+        max_retries=0,
+        http_client=httpx.Client(transport=endpoint(asked)),
+    )
+    chat = ToolChat(settings, con, transcript.format_hash(), scope="y", client=client)
+    sessions = ToolSessions(tasks(), Backend(), con, budget=4, run_name="y")
+    with pytest.raises(BudgetExceeded):
+        run.operate(sessions, "llm:test", LlmAgent(chat, 4).play, 2)
+    assert asked == []  # no call was made past the budget
