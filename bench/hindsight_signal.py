@@ -1,11 +1,13 @@
 """Does a hindsight demonstration carry a learning signal? A CPU-sized answer.
 
 On one Sandbox world: build a train and an eval split in-process (rules backend), fill the
-corpus, build replay-checked demonstrations from the train split, train the logistic keyphrase
-policy on the keyphrases they searched, then run ``multi-query`` (unweighted keyphrases) and
-``multi-query-learned`` (the policy's) on the held-out eval split, and print the paper's Table 4
-columns (Exposed gain, Selected gain, final nDCG@10) with 95% intervals and the paired
-bootstrap difference, as ``inspire eval compare`` computes it. Eval gold is read only to score.
+corpus, build replay-checked demonstrations from the train split (each transcript read back and
+replayed too), train the toy logistic keyphrase policy (``env/policy.py``: it has shown no
+held-out gain) on the keyphrases they searched, then run ``multi-query`` (unweighted
+keyphrases) and ``multi-query-learned`` (the policy's) on the held-out eval split, and print
+the paper's Table 4 columns (Exposed gain, Selected gain, final nDCG@10) with 95% intervals
+and the paired bootstrap difference, as ``inspire eval compare`` computes it. Eval gold is read
+only to score.
 
     .venv/bin/python bench/hindsight_signal.py --papers 2000 --targets 80
 """
@@ -98,7 +100,7 @@ def main() -> None:
             for m in hindsight.FUNNEL
         )
     )
-    print("policy weights: " + ", ".join(f"{w:+.2f}" for w in policy.weights))
+    print("toy policy weights: " + ", ".join(f"{w:+.2f}" for w in policy.weights))
     print()
     print(f"{'eval split':<24}" + "".join(f"{m:>26}" for m in hindsight.FUNNEL))
     for name, scores in scored.items():
@@ -114,6 +116,7 @@ def main() -> None:
         for mean, low, high in paired(learned, base, hindsight.FUNNEL).values()
     )
     print(f"{'learned - base (paired)':<24}{cells}")
+    print("the learned policy is a toy: an interval containing 0 is no held-out gain")
     print(f"\n{time.perf_counter() - started:.0f} s")
     named = {
         f"{name}_{m}": round(scores.aggregate[m], 4)

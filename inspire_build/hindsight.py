@@ -21,7 +21,9 @@ using only what the agent would have had:
 Probing candidates needs the search backend, so construction takes ``search``/``read`` callables
 (a SearchEnv over the instance, see :func:`probe`); the rest is pure, apart from the
 warehouse and file edges at the end. A demonstration is kept only if a fresh replay through
-:class:`SearchEnv` exposes exactly what it claims (see :func:`check`).
+:class:`SearchEnv` exposes exactly what it claims (see :func:`check`), and then only if the
+transcript it is exported as, read back from its text, is in OpenAI's fine-tuning format and
+replays call by call, every tool answer the environment's (see :func:`check_transcript`).
 """
 
 from __future__ import annotations
@@ -233,6 +235,9 @@ class Drop:
     WITHHELD = "touches_target_or_post_cutoff"
     UNEXPOSED = "submits_unexposed"
     TITLE_COPY = "copies_title_ngram"
+    # Of the exported transcript itself (:func:`check_transcript`):
+    SFT_FORMAT = "sft_format_invalid"
+    TRANSCRIPT = "transcript_replay_mismatch"
 
 
 def check(
@@ -301,6 +306,19 @@ def chat_record(demo: Demonstration) -> dict[str, object]:
     return {"messages": messages, "tools": transcript.TOOLS}
 
 
+def check_transcript(demo: Demonstration, instance: GoldInstance, backend: Backend) -> list[str]:
+    """The drop reasons of ``demo``'s exported line (empty: export it): it is read back from its
+    JSON text, checked against OpenAI's fine-tuning format, and replayed, call by call, on a
+    fresh SearchEnv (:mod:`~inspire_build.env.transcript_replay`)."""
+    from inspire_build.env import sft_format, transcript_replay
+
+    line = json.loads(json.dumps(chat_record(demo), ensure_ascii=False))
+    reasons = [Drop.SFT_FORMAT] if sft_format.problems(line) else []
+    if transcript_replay.replay(line, instance.task, demo.budget, backend):
+        reasons.append(Drop.TRANSCRIPT)
+    return reasons
+
+
 # ---- the warehouse and file edges ----
 
 
@@ -359,12 +377,14 @@ def build_all(
     budget: int = DEFAULT_BUDGET,
     advance: Callable[[], None] = lambda: None,
 ) -> DemoOutcome:
-    """Build a demonstration per instance and replay-check each one."""
+    """Build a demonstration per instance and replay-check each one; one that passes is then
+    checked as the transcript it is exported as (:func:`check_transcript`)."""
     demos, reasons = [], {}
     for instance in instances:
         demo = build(instance, *probe(instance, backend), budget=budget)
         demos.append(demo)
-        reasons[demo.instance_id] = tuple(check(demo, instance, backend)[0])
+        found = check(demo, instance, backend)[0] or check_transcript(demo, instance, backend)
+        reasons[demo.instance_id] = tuple(found)
         advance()
     return DemoOutcome(tuple(demos), reasons)
 
@@ -378,49 +398,57 @@ def funnel(demos: Sequence[Demonstration], instances: Sequence[GoldInstance]) ->
     return score(qrels, run, paths)
 
 
+OPENAI_FILE = "demonstrations.jsonl"  # OpenAI chat fine-tuning JSONL
+TRL_FILE = "demonstrations_trl.jsonl"  # TRL conversational rows: load with datasets.Json columns
+FILES = (OPENAI_FILE, TRL_FILE, "run.jsonl", "trajectories.jsonl")
+
+
+def _trajectory(demo: Demonstration) -> dict[str, object]:
+    steps = [
+        {
+            "tool": "search" if isinstance(a, SearchCall) else "read",
+            "query": a.query if isinstance(a, SearchCall) else a.paper_id,
+            "exposed": list(step),
+        }
+        for a, step in zip(demo.actions, demo.steps(), strict=True)
+    ]
+    return {"instance_id": demo.instance_id, "steps": steps}
+
+
 def write(
-    out: Path, outcome: DemoOutcome, version: Mapping[str, object], scores: Scores
+    out: Path,
+    outcome: DemoOutcome,
+    version: Mapping[str, object],
+    scores: Scores,
+    notes: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
-    """demonstrations.jsonl (chat SFT, kept only), run.jsonl and trajectories.jsonl (the kept
-    demonstrations, for ``inspire eval``) and manifest.json; returns the manifest."""
+    """The kept demonstrations as chat transcripts (:data:`OPENAI_FILE`, :data:`TRL_FILE`),
+    run.jsonl and trajectories.jsonl (for ``inspire eval``; line *i* of each is the same
+    instance), and manifest.json with ``notes`` added; returns the manifest."""
     from inspire_build.env.run import write_jsonl
+    from inspire_build.env.sft_format import trl_row
 
     kept = outcome.kept
-    write_jsonl(out / "demonstrations.jsonl", (chat_record(d) for d in kept))
+    records = [chat_record(d) for d in kept]
+    write_jsonl(out / OPENAI_FILE, records)
+    write_jsonl(out / TRL_FILE, (trl_row(r) for r in records))
     write_jsonl(
         out / "run.jsonl",
         ({"instance_id": d.instance_id, "ranking": list(d.ranking)} for d in kept),
     )
-    write_jsonl(
-        out / "trajectories.jsonl",
-        (
-            {
-                "instance_id": d.instance_id,
-                "steps": [
-                    {
-                        "tool": "search" if isinstance(a, SearchCall) else "read",
-                        "query": a.query if isinstance(a, SearchCall) else a.paper_id,
-                        "exposed": list(step),
-                    }
-                    for a, step in zip(d.actions, d.steps(), strict=True)
-                ],
-            }
-            for d in kept
-        ),
-    )
+    write_jsonl(out / "trajectories.jsonl", (_trajectory(d) for d in kept))
     built = len(outcome.demonstrations)
     manifest: dict[str, object] = {
         **version,
         "instances": built,
         "kept": len(kept),
         "kept_share": len(kept) / built if built else 0.0,
+        "budget": outcome.demonstrations[0].budget if built else None,
         "dropped": outcome.drop_counts(),
         "funnel": {m: scores.aggregate[m] for m in FUNNEL},
         "funnel_intervals": {m: list(scores.intervals[m]) for m in FUNNEL},
-        "files": {
-            name: hashlib.sha256((out / name).read_bytes()).hexdigest()
-            for name in ("demonstrations.jsonl", "run.jsonl", "trajectories.jsonl")
-        },
+        "files": {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in FILES},
+        **(notes or {}),
     }
     tmp = out / "manifest.json.tmp"
     tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
@@ -452,13 +480,14 @@ def export(
     info: Mapping[str, object],
     instances: Sequence[GoldInstance],
 ) -> dict[str, object]:
-    """Write the demonstrations (:func:`write`) and the keyphrase policy trained on the kept
-    ones (``policy.json``); returns the manifest."""
-    from inspire_build.env.policy import train
+    """Write the demonstrations (:func:`write`) and the toy keyphrase policy trained on the kept
+    ones (``policy.json``, labelled in the manifest); returns the manifest."""
+    from inspire_build.env.policy import TOY, train
 
     kept = outcome.kept
-    manifest = write(out_dir, outcome, dict(info), funnel(kept, instances))
+    out_dir.mkdir(parents=True, exist_ok=True)
     if kept:
         policy = train([(d.brief, d.queries) for d in kept])
         (out_dir / "policy.json").write_text(json.dumps(policy.to_json()) + "\n", encoding="utf-8")
-    return manifest
+    notes = {"policy": TOY} if kept else {}
+    return write(out_dir, outcome, dict(info), funnel(kept, instances), notes)

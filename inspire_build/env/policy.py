@@ -1,5 +1,11 @@
-"""A learned keyphrase scorer for ``multi-query``: logistic regression over brief keyphrase
+"""A toy: a learned keyphrase scorer for ``multi-query``, logistic regression over brief keyphrase
 features, trained on which keyphrases hindsight demonstrations chose as queries.
+
+It shows no held-out gain (:data:`TOY` holds the measured figures, from
+``bench/hindsight_signal.py``): it can only re-choose and re-weight at most five of the brief's
+own keyphrases, which the base agent's sentence queries already cover. It is kept as a worked
+example of training on the demonstrations, not as a result; the demonstrations are meant for
+fine-tuning a model on the full transcripts (``demonstrations.jsonl``).
 
 Candidates are the baseline's own (:func:`~inspire_build.env.agents.candidate_phrases`); only
 their choice and weights change. Features of a candidate phrase in a brief:
@@ -35,6 +41,18 @@ SECTIONS = ("problem", "context", "constraints", "goal")
 SUFFIXES = ("tion", "sion", "ment", "ness", "ity", "ance", "ence", "ing", "ism", "ics")
 FEATURES = ("position", "count", "length", "idf", "suffix", *(f"section_{s}" for s in SECTIONS))
 LIMIT = 5  # keyphrases per brief, as the baseline
+# What the export's manifest, the bench and `--policy` say of it.
+TOY: dict[str, object] = {
+    "file": "policy.json",
+    "status": "toy",
+    "held_out_gain": False,
+    "measured": (
+        "bench/hindsight_signal.py (2,000 papers, 80 targets per split, budget 20), eval "
+        "nDCG@10 of multi-query-learned vs multi-query: seed 1 0.085 vs 0.083 (paired +0.002 "
+        "[-0.002, +0.007]), seed 2 0.092 vs 0.092 (-0.000 [-0.007, +0.006]); issue 40: 0.086 "
+        "vs 0.088 and 0.082 vs 0.082"
+    ),
+}
 _WORD = re.compile(r"[a-z0-9]+")
 
 

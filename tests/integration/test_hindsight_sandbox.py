@@ -8,6 +8,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -15,9 +16,11 @@ from typer.testing import CliRunner
 
 from inspire_build import hindsight, pipeline, splits, warehouse
 from inspire_build.cli import app
-from inspire_build.env import backends, store
+from inspire_build.env import backends, sft_format, store, transcript
 from inspire_build.env.core import Work
 from inspire_build.env.policy import Policy, train
+from inspire_build.env.transcript import TOOL_NAMES
+from inspire_build.env.transcript_replay import replay
 from inspire_build.evaluation.evaluate import evaluate
 from inspire_build.sandbox import corpus as world_corpus
 from inspire_build.sandbox import server as sandbox
@@ -79,7 +82,7 @@ def test_every_demonstration_is_replay_checked_and_the_share_kept_is_printed(
 
 def test_the_sft_jsonl_is_openai_fine_tuning_format(exported: tuple[Path, str]) -> None:
     out, _ = exported
-    for line in (out / "demonstrations.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (out / hindsight.OPENAI_FILE).read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         validate_sft(record)
         names = [
@@ -88,6 +91,66 @@ def test_the_sft_jsonl_is_openai_fine_tuning_format(exported: tuple[Path, str]) 
             if m.get("tool_calls")
         ]
         assert names[-1] == "submit" and "search" in names and len(names) - 1 <= 20
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_every_exported_transcript_replays_through_the_environment(
+    built: tuple[Path, Path], exported: tuple[Path, str]
+) -> None:
+    """Each line of the SFT export, read back from its text, replays call by call on a fresh
+    SearchEnv for its instance (line i of run.jsonl names it), over the same corpus."""
+    path, _ = built
+    out, _ = exported
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    records = _lines(out / hindsight.OPENAI_FILE)
+    named = [line["instance_id"] for line in _lines(out / "run.jsonl")]
+    assert len(records) == len(named) == manifest["kept"] > 0
+    with warehouse.open_warehouse(path) as con:
+        tasks = {t.instance_id: t for t in store.load_tasks(con, manifest["version_id"])}
+        local = backends.LocalBackend(con)
+        for record, instance_id in zip(records, named, strict=True):
+            assert replay(record, tasks[instance_id], manifest["budget"], local) == []
+        tampered = json.loads(json.dumps(records[0]))
+        answer = json.loads(tampered["messages"][3]["content"])
+        answer["results"] = answer["results"][::-1]  # the same papers, in another order
+        tampered["messages"][3]["content"] = json.dumps(answer)
+        assert replay(tampered, tasks[named[0]], manifest["budget"], local) == [
+            "call_1: the search answer is not the environment's"
+        ]
+        other = tasks[named[-1]] if len(named) > 1 else None
+        if other is not None:
+            assert replay(records[0], other, manifest["budget"], local)
+
+
+def test_the_trl_rows_load_with_datasets_as_the_transcripts(
+    exported: tuple[Path, str], tmp_path: Path
+) -> None:
+    """``datasets`` loads the TRL file with Json columns: every row is its OpenAI line's
+    transcript, with each call's arguments a dict of exactly its own keys."""
+    from datasets import Features, Json, List, load_dataset
+
+    out, _ = exported
+    features = Features({"messages": List(Json()), "tools": List(Json())})
+    data = load_dataset(
+        "json", data_files=str(out / hindsight.TRL_FILE), split="train", features=features,
+        cache_dir=str(tmp_path / "hf"),
+    )  # fmt: skip
+    records = _lines(out / hindsight.OPENAI_FILE)
+    assert data.column_names == ["messages", "tools"] and data.num_rows == len(records) > 0
+    for row, record in zip(data, records, strict=True):
+        assert row == sft_format.trl_row(record)
+        assert row["tools"] == transcript.TOOLS
+        asked = [c for m in record["messages"] for c in m.get("tool_calls") or ()]
+        given = [c for m in row["messages"] for c in m.get("tool_calls") or ()]
+        assert [c["function"]["arguments"] for c in given] == [
+            json.loads(c["function"]["arguments"]) for c in asked
+        ]
+        for message in row["messages"]:
+            if message["role"] == "tool":
+                assert isinstance(message["content"], str) and message["name"] in TOOL_NAMES
 
 
 def test_the_kept_demonstrations_score_as_the_manifest_says(

@@ -1,6 +1,7 @@
 """Hindsight demonstrations: hand-computed weights, the greedy build, the replay check, the title
-n-gram rule, and the chat SFT record against the OpenAI fine-tuning format (the policy learnt from
-them: env/test_policy.py)."""
+n-gram rule, the chat SFT record against the OpenAI fine-tuning format, and the check of the
+exported transcript (the format and replay checks themselves: env/test_sft_format.py and
+env/test_transcript_replay.py; the toy policy learnt from them: env/test_policy.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import dataclasses
 import datetime as dt
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
 from inspire_build import hindsight
+from inspire_build.env import policy, sft_format
 from inspire_build.env.core import Found, PaperView, Task, Work
 from inspire_build.hindsight import Antecedent, Drop, GoldInstance, ReadCall, SearchCall
 
@@ -120,20 +123,13 @@ SFT_SCHEMA: dict[str, Any] = {
 
 
 def validate_sft(record: Mapping[str, Any]) -> None:
-    """The schema, plus what a schema cannot say: every tool call is answered next, by ID, with
-    JSON arguments naming a declared tool; the last message is the assistant's."""
+    """This schema, written apart from the package, and the package's own check of the format
+    (:func:`inspire_build.env.sft_format.problems`: IDs answered, declared tools, JSON object
+    arguments that fit their tool, an assistant message to train on)."""
     jsonschema.validate(record, SFT_SCHEMA)
-    declared = {tool["function"]["name"] for tool in record.get("tools", [])}
-    messages = record["messages"]
-    for i, message in enumerate(messages):
-        for call in message.get("tool_calls") or []:
-            json.loads(call["function"]["arguments"])
-            if call["function"]["name"] not in declared:
-                raise ValueError(f"undeclared tool {call['function']['name']}")
-            if messages[i + 1].get("tool_call_id") != call["id"]:
-                raise ValueError(f"tool call {call['id']} is not answered next")
-    if messages[-1]["role"] != "assistant":
-        raise ValueError("the last message is not the assistant's")
+    found = sft_format.problems(record)
+    if found:
+        raise ValueError("; ".join(found))
 
 
 class MapBackend:
@@ -275,5 +271,56 @@ def test_chat_record_is_openai_fine_tuning_format() -> None:
         validate_sft(broken)
     unanswered = json.loads(json.dumps(record))
     unanswered["messages"][3]["tool_call_id"] = "call_99"
-    with pytest.raises(ValueError, match="not answered"):
+    with pytest.raises(ValueError, match="answers no open tool call"):
         validate_sft(unanswered)
+
+
+class Drifting(MapBackend):
+    """Scores that drift from one call to the next, the same IDs in the same order: the replay
+    check, which compares exposure, passes; the transcript's answers do not replay."""
+
+    def __init__(self, results: dict[str, list[str]], works: dict[str, Work]) -> None:
+        super().__init__(results, works)
+        self.calls = 0
+
+    def search(self, query: str, k: int, cutoff: dt.date) -> list[Work]:
+        self.calls += 1
+        found = super().search(query, k, cutoff)
+        return [dataclasses.replace(w, score=float(self.calls)) for w in found]
+
+
+def test_a_transcript_that_does_not_replay_is_dropped_with_its_reason() -> None:
+    demo, backend = _built()
+    assert hindsight.check_transcript(demo, INSTANCE, backend) == []
+    kept = hindsight.build_all([INSTANCE], MapBackend(RESULTS, WORKS))
+    assert kept.reasons == {"i1": ()} and kept.kept
+    drifting = hindsight.build_all([INSTANCE], Drifting(RESULTS, WORKS))
+    assert drifting.reasons == {"i1": (Drop.TRANSCRIPT,)} and not drifting.kept
+    assert drifting.drop_counts() == {"transcript_replay_mismatch": 1}
+
+
+def test_a_transcript_off_the_format_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    demo, backend = _built()
+    record = hindsight.chat_record(demo)
+
+    def as_dicts(_demo: hindsight.Demonstration) -> dict[str, object]:
+        return sft_format.trl_row(record)  # arguments as dicts: not OpenAI's format
+
+    monkeypatch.setattr(hindsight, "chat_record", as_dicts)
+    assert hindsight.check_transcript(demo, INSTANCE, backend) == [Drop.SFT_FORMAT, Drop.TRANSCRIPT]
+
+
+def test_the_export_writes_both_transcripts_and_labels_the_toy_policy(tmp_path: Path) -> None:
+    outcome = hindsight.build_all([INSTANCE], MapBackend(RESULTS, WORKS), budget=20)
+    manifest = hindsight.export(tmp_path, outcome, {"split": "train"}, [INSTANCE])
+    openai_lines = (tmp_path / hindsight.OPENAI_FILE).read_text(encoding="utf-8").splitlines()
+    trl_lines = (tmp_path / hindsight.TRL_FILE).read_text(encoding="utf-8").splitlines()
+    assert len(openai_lines) == len(trl_lines) == 1
+    assert json.loads(trl_lines[0]) == sft_format.trl_row(json.loads(openai_lines[0]))
+    files = manifest["files"]
+    assert (
+        manifest["budget"] == 20 and isinstance(files, dict) and set(files) == set(hindsight.FILES)
+    )
+    assert manifest["policy"] == policy.TOY and (tmp_path / "policy.json").exists()
+    empty = hindsight.DemoOutcome((), {})
+    assert "policy" not in hindsight.export(tmp_path / "none", empty, {}, [INSTANCE])
