@@ -72,6 +72,8 @@ def test_every_demonstration_is_replay_checked_and_the_share_kept_is_printed(
     }
     assert f"{manifest['kept']} of {manifest['instances']} demonstration(s)" in printed
     assert "dropped: " in printed
+    assert manifest["policy"]["status"] == "toy" and not manifest["policy"]["held_out_gain"]
+    assert "policy.json is a toy" in printed
     funnel = manifest["funnel"]
     assert 1.0 >= funnel["exposed_gain"] >= funnel["selected_gain"] >= funnel["ndcg@10"] > 0
     lines = (out / "demonstrations.jsonl").read_text(encoding="utf-8").splitlines()
