@@ -1,5 +1,7 @@
 """Hindsight demonstrations on a Sandbox world: train and eval splits built in-process (no
-Prefect), the CLI export checked end to end, and the proof that eval gold is never read."""
+Prefect), the CLI export checked end to end (every transcript in OpenAI's format and replayed
+from its text, the TRL rows loaded with ``datasets``), and the proof that eval gold is never
+read."""
 
 from __future__ import annotations
 
