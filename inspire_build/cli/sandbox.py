@@ -72,6 +72,26 @@ def _day(value: str) -> dt.date:
         raise InputError(f"--llm-knowledge-cutoff: not a date (YYYY-MM-DD): {error}") from None
 
 
+def _model_config(options: dict[str, Any]) -> Any:
+    """The emulated model's OpenAIConfig from `sandbox serve`'s options."""
+    from inspire_build.sandbox.llm_truth import TruthRates
+    from inspire_build.sandbox.openai_api import OpenAIConfig
+
+    given = {name: options[f"llm_{name}"] for name in TruthRates.names()}  # --llm-RATE
+    rates = TruthRates.from_mapping({k: v for k, v in given.items() if v is not None})
+    cutoff = options["llm_knowledge_cutoff"]
+    llm = OpenAIConfig(
+        seed=options["seed"],
+        latency_s=options["llm_latency"],
+        rpm=options["llm_rpm"],
+        tpm=options["llm_tpm"],
+        truth=rates,
+        agent_malformed_rate=options["llm_agent_malformed"],
+        agent_refusal_rate=options["llm_agent_refusal"],
+    )
+    return llm if cutoff is None else dataclasses.replace(llm, knowledge_cutoff=_day(cutoff))
+
+
 @sandbox_app.command("serve")
 def sandbox_serve(
     world_dir: Annotated[Path, typer.Option("--world", help="A folder from `sandbox world`.")],
@@ -135,22 +155,13 @@ def sandbox_serve(
     failures in those answers. A request with the agent's tools gets an agent's turn
     (sandbox/emulated_agent.py), --llm-agent-* rates planting its failures (default none).
     """
-    options = dict(locals())  # the --llm-RATE options, by name
+    options = dict(locals())  # the --llm-* options, by name
     from inspire_build import local_server
     from inspire_build.sandbox import server, world
-    from inspire_build.sandbox.llm_truth import TruthRates
-    from inspire_build.sandbox.openai_api import OpenAIConfig
 
     if not (world_dir / world.RECORDS_FILE).exists():
         raise InputError(f"{world_dir} holds no world; create one with `inspire sandbox world`")
-    given = {name: options[f"llm_{name}"] for name in TruthRates.names()}  # --llm-RATE
-    rates = TruthRates.from_mapping({k: v for k, v in given.items() if v is not None})
-    llm = OpenAIConfig(seed=seed, latency_s=llm_latency, rpm=llm_rpm, tpm=llm_tpm, truth=rates)
-    llm = dataclasses.replace(
-        llm, agent_malformed_rate=llm_agent_malformed, agent_refusal_rate=llm_agent_refusal
-    )
-    if llm_knowledge_cutoff is not None:
-        llm = dataclasses.replace(llm, knowledge_cutoff=_day(llm_knowledge_cutoff))
+    llm = _model_config(options)
     config = server.SandboxConfig(seed=seed, time_scale=time_scale, fault_rate=faults, openai=llm)
     sock = local_server.bind(port)  # a busy port is one error, before any export line
     bound = sock.getsockname()[1]  # --port 0 picks a free one: print the port it picked
