@@ -4,10 +4,14 @@
 (``arxiv-metadata-oai-snapshot.json``, every version dated), read by DuckDB with explicit
 columns.
 
-Works and papers go through the sources' own ``parse`` functions, so a bulk record is the Paper
-the API would have given. Each file is ingested in one transaction with its ``bulk_files`` row:
-a rerun skips the files already in (same size and modification time), and a file that cannot
-be read whole (a truncated ``.gz``, a malformed line) is refused, naming it, with nothing of it
+Works and papers are the Papers the sources' own ``parse`` functions give, so a bulk record is
+the Paper the API would have given. The snapshot's works are tested in DuckDB first (a
+:class:`WorkFilter`): only those a build can ask for are kept, and their fields are read by
+DuckDB's JSON functions where it reads them as ``parse`` does (``tables/bulk_works.py``); the
+works filtered out are counted in each file's row. Each file is ingested in one transaction
+with its ``bulk_files`` row: a rerun skips the files already in (same size and modification
+time; a file that left works out is read again to keep all of them), and a file that cannot be
+read whole (a truncated ``.gz``, a malformed line) is refused, naming it, with nothing of it
 written and every earlier file kept.
 """
 
@@ -24,7 +28,7 @@ import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -32,10 +36,12 @@ from typing import Any
 import duckdb
 import orjson
 
+from inspire_build.config import SplitConfig
 from inspire_build.errors import DataFileError, InputError
-from inspire_build.models import Paper, Source
+from inspire_build.models import DatePrecision, Paper, Source
 from inspire_build.sources import arxiv, openalex, semanticscholar
 from inspire_build.tables import bulk as bulk_table
+from inspire_build.tables import bulk_works
 
 
 class Kind(StrEnum):
@@ -112,6 +118,31 @@ def _is_data(path: Path) -> bool:
     return path.name.endswith(_SUFFIXES) and not path.name.startswith(".")
 
 
+@dataclasses.dataclass(frozen=True)
+class WorkFilter:
+    """Which of the OpenAlex snapshot's works an ingest keeps: those on arXiv, and those whose
+    primary topic's field is one of ``fields``. A split's candidates (its fields, on arXiv) are
+    among them, and so are most works they cite, which lineage asks for by ID; a work it asks
+    for that was filtered out is asked of the API. ``fields`` None keeps every work."""
+
+    fields: tuple[int, ...] | None
+
+    @classmethod
+    def of(cls, splits: Iterable[SplitConfig], keep_all: bool = False) -> WorkFilter:
+        """The filter for a build's splits (``Settings.splits``), or one that keeps all."""
+        if keep_all:
+            return cls(None)
+        return cls(tuple(sorted({n for s in splits for n in openalex.field_ids(s.fields)})))
+
+    def describe(self) -> str:
+        if self.fields is None:
+            return "every work kept"
+        return f"works kept: on arXiv, or of primary field {', '.join(map(str, self.fields))}"
+
+
+KEEP_ALL = WorkFilter(None)
+
+
 # --- rows -> Paper records (pure) ---------------------------------------------------------------
 
 
@@ -132,6 +163,32 @@ _S2_NAMES = {
     "s2fieldsofstudy": "s2FieldsOfStudy",
     "publicationdate": "publicationDate",
 }
+
+
+def openalex_work(row: Mapping[str, Any]) -> Paper:
+    """One kept snapshot work as ``tables.bulk_works.kept`` gives it -> the Paper
+    ``openalex.parse`` gives. A regular work comes as the fields SQL read (``fields``) beside its
+    ``id``, ``doi``, ``locations`` and abstract, which ``parse`` reads (the IDs' normalisation,
+    the abstract and their problems); any other comes whole, for ``parse``."""
+    if row["fields"] is None:  # json, not orjson: it reads a number past 64 bits as an int
+        return openalex.parse(json.loads(row["work"]))
+    named = openalex.parse(orjson.loads(row["work"]))
+    read = orjson.loads(row["fields"])
+    day, listed = read["publication_date"], read["referenced_works"]
+    # the values are of the types parse gives (tests/unit/test_bulk_works.py holds them equal)
+    return named.model_copy(
+        update={
+            "title": read["title"],
+            "year": read["year"],
+            "publication_date": dt.date.fromisoformat(day) if day else None,
+            "date_precision": DatePrecision.DAY if day else None,
+            "venue": read["venue"],
+            "authors": tuple(read["authors"]),
+            "fields": tuple(dict.fromkeys(read["fields"])),
+            "reference_count": read["reference_count"],
+            "referenced_works": None if listed is None else tuple(listed),
+        }
+    )
 
 
 def s2_paper(row: Mapping[str, str | None], abstract: str | None = None) -> Paper:
@@ -198,6 +255,7 @@ class Ingested:
     bytes: int
     seconds: float
     skipped: bool = False  # already in, unchanged
+    filtered: int = 0  # works read and not kept (WorkFilter)
 
     @property
     def mb_per_s(self) -> float:
@@ -206,9 +264,11 @@ class Ingested:
     def line(self) -> str:
         if self.skipped:
             return f"{self.path}: already in ({self.rows:,} rows), skipped"
-        per_s = self.rows / max(self.seconds, 1e-9)
+        per_s = (self.rows + self.filtered) / max(self.seconds, 1e-9)
+        dropped = f" ({self.filtered:,} filtered out)" if self.filtered else ""
         return (
-            f"{self.path}: {self.kind.value}, {self.rows:,} rows, {self.bytes / 1e6:.1f} MB in "
+            f"{self.path}: {self.kind.value}, {self.rows:,} rows{dropped}, "
+            f"{self.bytes / 1e6:.1f} MB in "
             f"{self.seconds:.1f} s ({self.mb_per_s:.1f} MB/s, {per_s:,.0f} rows/s)"
         )
 
@@ -221,11 +281,12 @@ def ingest(
     release: dt.date | None = None,
     say: Callable[[Ingested], None] | None = None,
     jobs: int = 1,
+    works: WorkFilter = KEEP_ALL,
 ) -> list[Ingested]:
     """Ingest every file under ``paths``, each in its own transaction and in release order;
     ``say`` hears of each as it ends. ``kind`` and ``release`` stand in for what a path does not
-    name. With ``jobs`` > 1, worker processes read and parse the next files while this one
-    writes (parsing, not DuckDB, bounds works: 0.3 ms each)."""
+    name; ``works`` says which snapshot works are kept. With ``jobs`` > 1, worker processes read
+    and parse the next files while this one writes."""
     planned = [(path, kind or kind_of(path), release_of(path) or release) for path in expand(paths)]
     undated = [str(path) for path, _, day in planned if day is None]
     if undated:
@@ -234,20 +295,29 @@ def ingest(
             "its path names none (updated_date=YYYY-MM-DD, or a YYYY-MM-DD folder); pass --release"
         )
     held = {str(p.resolve()): bulk_table.done_file(con, str(p.resolve())) for p, _, _ in planned}
-    todo = [i for i, (p, _, _) in enumerate(planned) if held[str(p.resolve())] != _stat(p)]
+    todo = [i for i, (p, _, _) in enumerate(planned) if not _done(held[str(p.resolve())], p, works)]
     done = []
-    with tempfile.TemporaryDirectory(prefix="inspire-bulk-") as tmp, _Stager(jobs, tmp) as stager:
+    stager_of = _Stager(jobs, works)
+    with tempfile.TemporaryDirectory(prefix="inspire-bulk-") as tmp, stager_of(tmp) as stager:
         for position, (path, kind_, day) in enumerate(planned):
             stager.ahead([planned[i][:2] for i in todo if i >= position][: max(jobs, 1) + 1])
             if position in todo:
                 result = _ingest_file(con, path, kind_, day, stager.staged(path, kind_))
             else:
-                rows = next(r[3] for r in bulk_table.files(con) if r[0] == str(path.resolve()))
-                result = Ingested(path, kind_, day, int(rows), path.stat().st_size, 0.0, True)
+                row = next(r for r in bulk_table.files(con) if r[0] == str(path.resolve()))
+                size = path.stat().st_size
+                result = Ingested(path, kind_, day, int(row[3]), size, 0.0, True, int(row[6] or 0))
             done.append(result)
             if say is not None:
                 say(result)
     return done
+
+
+def _done(held: tuple[int, int, int] | None, path: Path, works: WorkFilter) -> bool:
+    """Whether ``path`` is in, unchanged; a file that left works out is read again to keep all."""
+    if held is None or held[:2] != _stat(path):
+        return False
+    return works.fields is not None or held[2] == 0
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -255,15 +325,31 @@ def _stat(path: Path) -> tuple[int, int]:
     return stat.st_size, stat.st_mtime_ns
 
 
+@dataclasses.dataclass(frozen=True)
+class Staged:
+    """A file checked whole: its records parsed into JSON Lines (None for the kinds DuckDB
+    loads itself), the seconds that took, and the works filtered out."""
+
+    records: Path | None
+    seconds: float
+    filtered: int = 0
+
+
 class _Stager:
     """Reads and parses files into staged JSON Lines: in this process (``jobs`` 1), or in a
     pool of ``jobs`` spawned processes, a few files ahead of the one being written."""
 
-    def __init__(self, jobs: int, folder: str) -> None:
-        self._folder, self._futures = folder, dict[Path, Any]()
+    def __init__(self, jobs: int, works: WorkFilter) -> None:
+        self._jobs, self._works = jobs, works
+        self._folder, self._futures = "", dict[Path, Any]()
         self._names = itertools.count()  # a staged file's name; never reused while it waits
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __call__(self, folder: str) -> _Stager:
+        self._folder = folder
         context = multiprocessing.get_context("spawn")  # never fork a process holding DuckDB
-        self._pool = ProcessPoolExecutor(jobs, mp_context=context) if jobs > 1 else None
+        self._pool = ProcessPoolExecutor(self._jobs, mp_context=context) if self._jobs > 1 else None
+        return self
 
     def __enter__(self) -> _Stager:
         return self
@@ -276,34 +362,43 @@ class _Stager:
         for path, kind in files:
             if self._pool is not None and path not in self._futures:
                 target = str(Path(self._folder) / f"{next(self._names)}.jsonl")
-                self._futures[path] = self._pool.submit(stage_file, kind, path, target)
+                submitted = self._pool.submit(stage_file, kind, path, target, self._works)
+                self._futures[path] = submitted
 
-    def staged(self, path: Path, kind: Kind) -> tuple[Path | None, float]:
-        """The file checked whole and, for the kinds parsed in Python, staged; and the seconds
-        that took. A bad file raises DataFileError, naming it."""
+    def staged(self, path: Path, kind: Kind) -> Staged:
+        """The file checked whole and, for the kinds parsed in Python, staged. A bad file raises
+        DataFileError, naming it."""
         future = self._futures.pop(path, None)
         if future is not None:
-            result: tuple[Path | None, float] = future.result()
+            result: Staged = future.result()
             return result
-        return stage_file(kind, path, str(Path(self._folder) / "inline.jsonl"))
+        return stage_file(kind, path, str(Path(self._folder) / "inline.jsonl"), self._works)
 
 
-def stage_file(kind: Kind, path: Path, target: str) -> tuple[Path | None, float]:
-    """Check ``path`` whole and parse its records into ``target`` (None for the kinds DuckDB
-    loads itself); returns that and the seconds taken. Runs in a worker process too, so it opens
-    only an in-memory DuckDB."""
+def stage_file(kind: Kind, path: Path, target: str, works: WorkFilter = KEEP_ALL) -> Staged:
+    """Check ``path`` whole and parse its records into ``target`` (the works ``works`` keeps).
+    Runs in a worker process too, so it opens only an in-memory DuckDB. The whole-file check
+    decompresses in a thread beside DuckDB's read (zlib lets go of the GIL)."""
     started = time.monotonic()
-    _check_whole(path)
-    staged = None
-    if kind not in _SQL_KINDS:
-        reader = duckdb.connect()
-        try:
-            staged = _stage(reader, kind, path, Path(target))
-        except duckdb.Error as error:
-            raise DataFileError(f"{path}: cannot read it, nothing of it kept ({error})") from None
-        finally:
-            reader.close()
-    return staged, time.monotonic() - started
+    staged, filtered = None, 0
+    with ThreadPoolExecutor(1) as checker:
+        whole = checker.submit(_check_whole, path)
+        if kind not in _SQL_KINDS:
+            reader = duckdb.connect()
+            try:
+                if kind is Kind.OPENALEX_WORKS:
+                    staged, filtered = _stage_works(reader, path, Path(target), works)
+                else:
+                    staged = _stage(reader, kind, path, Path(target))
+            except duckdb.Error as error:
+                whole.result()  # a truncated file says so, rather than what DuckDB made of it
+                raise DataFileError(
+                    f"{path}: cannot read it, nothing of it kept ({error})"
+                ) from None
+            finally:
+                reader.close()
+        whole.result()
+    return Staged(staged, time.monotonic() - started, filtered)
 
 
 def _ingest_file(
@@ -311,11 +406,11 @@ def _ingest_file(
     path: Path,
     kind: Kind,
     release: dt.date | None,
-    staged: tuple[Path | None, float],
+    staged: Staged,
 ) -> Ingested:
     started = time.monotonic()
     name, (size, modified) = str(path.resolve()), _stat(path)
-    records, stage_s = staged
+    records, stage_s = staged.records, staged.seconds
     file_row = {
         "path": name,
         "kind": kind.value,
@@ -324,6 +419,7 @@ def _ingest_file(
         "modified_ns": modified,
         "seconds": stage_s,
         "ingested_at": dt.datetime.now(dt.UTC),
+        "filtered_out": staged.filtered,
     }
     try:
         rows = bulk_table.replace_file(con, kind.value, Path(name), release, records, file_row)
@@ -332,12 +428,12 @@ def _ingest_file(
     finally:
         if records is not None:
             records.unlink(missing_ok=True)
-    return Ingested(path, kind, release, rows, size, stage_s + time.monotonic() - started)
+    seconds = stage_s + time.monotonic() - started
+    return Ingested(path, kind, release, rows, size, seconds, filtered=staged.filtered)
 
 
 _SQL_KINDS = {Kind.S2_ABSTRACTS, Kind.S2_CITATIONS, Kind.S2_PAPER_IDS}
 _PARSERS: dict[Kind, Callable[[Mapping[str, str | None]], Paper]] = {
-    Kind.OPENALEX_WORKS: openalex_paper,
     Kind.S2_PAPERS: s2_paper,
     Kind.ARXIV_METADATA: arxiv_paper,
 }
@@ -364,10 +460,39 @@ def _stage(con: duckdb.DuckDBPyConnection, kind: Kind, path: Path, staged: Path)
                 "record_id": record_id,
                 "paper": orjson.Fragment(paper.model_dump_json()),
                 "ids": typed,
-                **(work_facets(row, paper) if kind is Kind.OPENALEX_WORKS else {}),
             }
             out.write(orjson.dumps(line) + b"\n")
     return staged
+
+
+def _stage_works(
+    con: duckdb.DuckDBPyConnection, path: Path, staged: Path, works: WorkFilter
+) -> tuple[Path, int]:
+    """The snapshot works of ``path`` that ``works`` keeps, parsed, as JSON Lines for DuckDB to
+    load, with what the candidate filter tests; and how many were filtered out."""
+    filtered, _ = bulk_works.scan(con, path, works.fields)
+    with staged.open("wb") as out:
+        for number, row in enumerate(bulk_works.kept(con), 1):
+            try:
+                paper = openalex_work(row)
+            except (ValueError, TypeError) as error:
+                raise DataFileError(
+                    f"{path}: kept work {number}: not an OpenAlex work ({error})"
+                ) from None
+            if paper.ids.openalex is None:
+                raise DataFileError(f"{path}: kept work {number}: a work without its ID")
+            line = {
+                "source": Source.OPENALEX.value,
+                "record_id": paper.ids.openalex,
+                "paper": orjson.Fragment(paper.model_dump_json()),
+                "ids": [[i.scheme.value, i.value] for i in paper.ids.typed()],
+                "primary_field": row["primary_field"],
+                "on_arxiv": row["on_arxiv"],
+                "published": paper.publication_date,
+                "listed_references": paper.reference_count,
+            }
+            out.write(orjson.dumps(line) + b"\n")
+    return staged, filtered
 
 
 def _check_whole(path: Path) -> None:

@@ -18,7 +18,7 @@ CREATE TABLE bulk_abstracts(corpus_id BIGINT PRIMARY KEY, abstract VARCHAR, file
 
 CREATE TABLE bulk_citations(citing_corpus_id BIGINT NOT NULL, cited_corpus_id BIGINT, is_influential BOOLEAN, contexts VARCHAR[], intents VARCHAR[], file VARCHAR NOT NULL, "release" DATE);
 
-CREATE TABLE bulk_files(path VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, "release" DATE, bytes BIGINT NOT NULL, modified_ns BIGINT NOT NULL, "rows" BIGINT NOT NULL, "seconds" DOUBLE NOT NULL, ingested_at TIMESTAMP WITH TIME ZONE NOT NULL);
+CREATE TABLE bulk_files(path VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, "release" DATE, bytes BIGINT NOT NULL, modified_ns BIGINT NOT NULL, "rows" BIGINT NOT NULL, "seconds" DOUBLE NOT NULL, ingested_at TIMESTAMP WITH TIME ZONE NOT NULL, filtered_out BIGINT DEFAULT(0));
 
 CREATE TABLE bulk_ids(scheme VARCHAR, "value" VARCHAR, "source" VARCHAR, record_id VARCHAR NOT NULL, PRIMARY KEY(scheme, "value", "source"));
 

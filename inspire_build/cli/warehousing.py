@@ -132,22 +132,35 @@ def snapshot_ingest(
             "(default: the CPUs, at most 4; 1 parses in this process).",
         ),
     ] = min(4, os.cpu_count() or 1),
+    keep_all: Annotated[
+        bool,
+        typer.Option(
+            "--keep-all",
+            help="Keep every OpenAlex work; by default only those on arXiv or of a configured "
+            "split's field are kept, and the rest counted as filtered out.",
+        ),
+    ] = False,
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Ingest bulk distributions into the bulk tables, one transaction per file: a rerun skips
     the files already in, and a file that cannot be read whole is refused with nothing of it
     kept."""
     released = _release(release)
+    root: _Context = ctx.obj
+    works = bulk.WorkFilter.of(root.settings.splits.values(), keep_all)
+    out.print(f"OpenAlex works: {works.describe()}")
     with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path, create=True)) as con:
         done = bulk.ingest(
-            con, paths, kind=kind, release=released, say=lambda r: out.print(r.line()), jobs=jobs
-        )
+            con, paths, kind=kind, release=released, say=lambda r: out.print(r.line()), jobs=jobs,
+            works=works,
+        )  # fmt: skip
     new = [r for r in done if not r.skipped]
     seconds = sum(r.seconds for r in new)
     megabytes = sum(r.bytes for r in new) / 1e6
     out.print(
         f"{len(new)} file(s) ingested, {len(done) - len(new)} already in: "
-        f"{sum(r.rows for r in new):,} rows, {megabytes:.1f} MB in {seconds:.1f} s"
+        f"{sum(r.rows for r in new):,} rows, {sum(r.filtered for r in new):,} works filtered out, "
+        f"{megabytes:.1f} MB in {seconds:.1f} s"
     )
 
 

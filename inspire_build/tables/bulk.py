@@ -1,5 +1,5 @@
-"""The bulk tables (migration 0016): reading the distributions' files with DuckDB, with explicit
-columns, and writing what they hold; then the lookups a build makes in them."""
+"""The bulk tables (migrations 0016, 0026): reading the distributions' files with DuckDB, with
+explicit columns, and writing what they hold; then the lookups a build makes in them."""
 
 from __future__ import annotations
 
@@ -66,18 +66,20 @@ COLUMNS: dict[str, dict[str, str]] = {
 }
 
 
-def _reader(columns: Mapping[str, str]) -> str:
+def reader(columns: Mapping[str, str], path: str = "?") -> str:
+    """The ``read_json`` call of a file (bound as ``path``) with these columns."""
     listed = ", ".join(f"'{name}': '{type_}'" for name, type_ in columns.items())
-    # a snapshot's `updated_date=…` folder is not a column of its works
+    # a snapshot's `updated_date=…` folder is not a column of its works; records = true: with
+    # one column, the default reads each line whole into it, ten times slower
     return (
-        f"read_json(?, format = 'newline_delimited', columns = {{{listed}}}, "
-        "hive_partitioning = false)"
+        f"read_json({path}, format = 'newline_delimited', records = true, "
+        f"columns = {{{listed}}}, hive_partitioning = false)"
     )
 
 
 # Every statement that reads a file, built once here from this module's own constants: no value
 # from a caller or a file enters the SQL text, the file's path is bound.
-_READ = {kind: f"SELECT * FROM {_reader(columns)}" for kind, columns in COLUMNS.items()}  # noqa: S608
+_READ = {kind: f"SELECT * FROM {reader(columns)}" for kind, columns in COLUMNS.items()}  # noqa: S608
 # The kinds DuckDB loads whole, in SQL: the statement, with the file's provenance bound.
 _INSERTS = {
     "s2-abstracts": "INSERT INTO bulk_abstracts SELECT corpusid, abstract",
@@ -86,7 +88,7 @@ _INSERTS = {
     "s2-paper-ids": 'INSERT INTO bulk_paper_ids SELECT sha, corpusid, "primary"',
 }
 _LOAD = {
-    kind: f"{insert}, ? AS file, ? AS release FROM {_reader(COLUMNS[kind])}"  # noqa: S608
+    kind: f"{insert}, ? AS file, ? AS release FROM {reader(COLUMNS[kind])}"  # noqa: S608
     for kind, insert in _INSERTS.items()
 }
 # What an earlier ingest of a file wrote, in the order that keeps bulk_ids' subquery answerable.
@@ -112,10 +114,13 @@ def read_rows(
         yield from (dict(zip(names, row, strict=True)) for row in rows)
 
 
-def done_file(con: duckdb.DuckDBPyConnection, path: str) -> tuple[int, int] | None:
-    """(bytes, modified_ns) of the file as it was ingested, or None if it never was."""
-    row = con.execute("SELECT bytes, modified_ns FROM bulk_files WHERE path = ?", [path]).fetchone()
-    return (int(row[0]), int(row[1])) if row else None
+def done_file(con: duckdb.DuckDBPyConnection, path: str) -> tuple[int, int, int] | None:
+    """(bytes, modified_ns, works filtered out) of the file as it was ingested, or None if it
+    never was."""
+    row = con.execute(
+        "SELECT bytes, modified_ns, filtered_out FROM bulk_files WHERE path = ?", [path]
+    ).fetchone()
+    return (int(row[0]), int(row[1]), int(row[2] or 0)) if row else None
 
 
 def replace_file(
@@ -176,10 +181,15 @@ def _load_records(
 
 
 def files(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-    """Every file ingested: path, kind, release, rows, bytes, seconds."""
-    return con.execute(
-        "SELECT path, kind, release, rows, bytes, seconds FROM bulk_files ORDER BY path"
-    ).fetchall()
+    """Every file ingested: path, kind, release, rows, bytes, seconds, works filtered out."""
+    return (
+        con.cursor()
+        .execute(
+            "SELECT path, kind, release, rows, bytes, seconds, filtered_out FROM bulk_files "
+            "ORDER BY path"
+        )
+        .fetchall()
+    )
 
 
 def records_by_id(
@@ -224,7 +234,9 @@ def citations(con: duckdb.DuckDBPyConnection, corpus_id: int) -> list[tuple[Any,
 
 def newest_release(con: duckdb.DuckDBPyConnection, kind: str) -> dt.date | None:
     """The newest release of the files of ``kind`` ingested, or None when there are none."""
-    row = con.execute("SELECT max(release) FROM bulk_files WHERE kind = ?", [kind]).fetchone()
+    # a cursor of its own: lineage's threads ask while the raw store reads the same connection
+    cursor = con.cursor()
+    row = cursor.execute("SELECT max(release) FROM bulk_files WHERE kind = ?", [kind]).fetchone()
     return row[0] if row else None
 
 

@@ -67,10 +67,10 @@ def test_snapshot_parts_and_s2_samples_ingest_as_the_parsers_read_them(
     tmp_path: Path, snapshot: Path, s2_samples: Path
 ) -> None:
     db = tmp_path / "w.duckdb"
-    ingested = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot)
+    ingested = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot, "--keep-all")
     assert ingested.returncode == 0, ingested.stderr
-    assert "part_000.gz: openalex-works, 12 rows" in ingested.stdout
-    assert "part_001.gz: openalex-works, 11 rows" in ingested.stdout
+    assert "part_000.gz: openalex-works, 12 rows," in ingested.stdout
+    assert "part_001.gz: openalex-works, 11 rows," in ingested.stdout
     s2 = run_inspire("--warehouse", db, "snapshot", "ingest", s2_samples, "--release", "2023-12-19")
     assert s2.returncode == 0, s2.stderr
     assert "4 file(s) ingested" in s2.stdout and "400 rows" in s2.stdout
@@ -103,6 +103,31 @@ def test_snapshot_parts_and_s2_samples_ingest_as_the_parsers_read_them(
     assert "0 file(s) ingested, 2 already in" in again.stdout
 
 
+def test_the_default_filter_keeps_the_splits_field_and_counts_what_it_left_out(
+    tmp_path: Path, snapshot: Path
+) -> None:
+    """The recordings hold two Computer Science works (W9783904 and W2476684680, both in
+    part_000) and none on arXiv: the default splits' filter keeps those two and counts the other
+    21; --keep-all then reads both parts again and keeps every work."""
+    db = tmp_path / "w.duckdb"
+    ingested = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot)
+    assert ingested.returncode == 0, ingested.stderr
+    assert "works kept: on arXiv, or of primary field 17" in ingested.stdout
+    assert "part_000.gz: openalex-works, 2 rows (10 filtered out)," in ingested.stdout
+    assert "part_001.gz: openalex-works, 0 rows (11 filtered out)," in ingested.stdout
+    assert "2 rows, 21 works filtered out" in ingested.stdout
+    assert sorted(_papers(db, "openalex")) == ["W2476684680", "W9783904"]
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT rows, filtered_out FROM bulk_files ORDER BY path").fetchall()
+    con.close()
+    assert rows == [(2, 10), (0, 11)]
+    everything = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot, "--keep-all")
+    assert "2 file(s) ingested, 0 already in: 23 rows, 0 works filtered out" in everything.stdout
+    works = _papers(db, "openalex")
+    assert len(works) == 23
+    assert all(works[w["id"].rsplit("/", 1)[1]] == openalex.parse(w) for w in _recorded_works())
+
+
 def test_a_truncated_part_is_refused_by_name_and_a_rerun_completes(
     tmp_path: Path, snapshot: Path
 ) -> None:
@@ -110,7 +135,7 @@ def test_a_truncated_part_is_refused_by_name_and_a_rerun_completes(
     part = snapshot / "works" / "updated_date=2026-07-23" / "part_002.gz"
     whole = gzip.compress(b"".join(json.dumps(w).encode() + b"\n" for w in _recorded_works()[:5]))
     part.write_bytes(whole[: len(whole) - 6])  # the data is there; the gzip trailer is not
-    failed = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot)
+    failed = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot, "--keep-all")
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "part_002.gz" in failed.stderr and "truncated" in failed.stderr
     con = duckdb.connect(str(db), read_only=True)
@@ -120,7 +145,7 @@ def test_a_truncated_part_is_refused_by_name_and_a_rerun_completes(
     assert [(Path(p).name, r) for p, r in kept] == [("part_000.gz", 12), ("part_001.gz", 11)]
     assert held == (23,)
     part.write_bytes(whole)
-    rerun = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot)
+    rerun = run_inspire("--warehouse", db, "snapshot", "ingest", snapshot, "--keep-all")
     assert rerun.returncode == 0, rerun.stderr
     assert "1 file(s) ingested, 2 already in: 5 rows" in rerun.stdout
     assert len(_papers(db, "openalex")) == 23  # the five were in the first parts already
