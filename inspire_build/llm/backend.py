@@ -1,10 +1,9 @@
 """The ``openai`` backend, the only module that imports openai: any OpenAI-compatible endpoint,
 through ``chat.completions.parse`` with a strict JSON schema, or a JSON object with the schema
-stated in the prompt; and an agent's tool-calling turns (:meth:`OpenAIBackend.send_tools`).
-Every call has a timeout; the client retries transient failures; an answer that does not
-validate gets one repair retry with the error as feedback; a refusal raises :class:`Refusal`.
-An endpoint's error message is redacted (a 401's body may echo the key).
-"""
+stated in the prompt (:mod:`shaping`), and an agent's tool-calling turns. Every call has a
+timeout and the client's retries; an answer that does not validate gets one repair retry; a
+refusal raises :class:`Refusal`; an endpoint's error message is redacted (a 401's may echo
+the key)."""
 
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ import pydantic
 
 from inspire_build.config import Settings
 from inspire_build.errors import InspireError, LLMError
+from inspire_build.llm import shaping
 from inspire_build.llm.calls import schema_text
 from inspire_build.llm.errors import (
     ChatTimeout,
@@ -40,13 +40,9 @@ Output = TypeVar("Output", bound=pydantic.BaseModel)
 # One chat call, paid for and in its turn: (messages, the answer's model) -> the raw response.
 Ask = Callable[[list[dict[str, str]], type[pydantic.BaseModel]], Any]
 
-# json_object mode: what the prompt adds before the answer's JSON schema.
-JSON_OBJECT_ASK = "Answer with one JSON object, and nothing else, that matches this JSON schema:"
-
 
 def api_error() -> type[openai.APIError]:
-    """The class of the endpoint's errors, for callers that catch them without importing openai
-    (an endpoint call has imported it already)."""
+    """The class of the endpoint's errors, for callers that do not import openai."""
     import openai
 
     return openai.APIError
@@ -70,18 +66,8 @@ def failure(error: openai.APIError, redactor: Redactor, doing: str) -> InspireEr
     return LLMError(f"{doing} failed: {message}")
 
 
-def usage_of(raw: Any) -> tuple[int, int]:
-    """The tokens a raw response reports (0, 0 when it reports none)."""
-    try:
-        usage = raw.http_response.json().get("usage") or {}
-    except (AttributeError, ValueError):
-        return (0, 0)
-    return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
-
-
 class OpenAIBackend:
-    """Structured answers from the endpoint the settings name, through one client (``client``,
-    else made on first use) shared by every thread."""
+    """The endpoint the settings name, through one client shared by every thread."""
 
     def __init__(
         self, settings: Settings, model: str, redactor: Redactor, client: Any = None
@@ -91,8 +77,7 @@ class OpenAIBackend:
         self._lock = threading.Lock()
 
     def warm_up(self) -> None:
-        """Make the client in a thread of its own (importing openai takes about half a second),
-        so that a build's first chat call does not wait for it."""
+        """Make the client in a thread of its own (importing openai takes about half a second)."""
         if self._client is None:
             threading.Thread(target=self.client, name="llm-warm-up", daemon=True).start()
 
@@ -118,7 +103,7 @@ class OpenAIBackend:
         retry when it does not validate; Refusal, InvalidOutput or a redacted error else."""
         import openai
 
-        messages, used = self.messages(text), [0, 0]
+        messages, used = shaping.messages(self.settings, text), [0, 0]
         for attempt in range(2):  # the first answer, and one repair
             try:
                 completion, parsed = self._parsed(ask(messages, model), model)
@@ -150,14 +135,7 @@ class OpenAIBackend:
                     except ValueError as error:
                         problem = str(error)
             if attempt == 0:
-                messages += [
-                    {"role": "assistant", "content": raw or "(unreadable answer)"},
-                    {
-                        "role": "user",
-                        "content": "Your answer was invalid: "
-                        f"{problem}. Answer again, following the schema and every rule.",
-                    },
-                ]
+                messages += shaping.repair(raw, problem)
         raise InvalidOutput(
             f"the answer stayed invalid after a repair retry: {problem}", (used[0], used[1])
         )
@@ -181,7 +159,7 @@ class OpenAIBackend:
             readable = message.content and not message.refusal
             return completion, model.model_validate_json(message.content) if readable else None
         except ValueError as error:  # pydantic's ValidationError, or not JSON at all
-            raise Unreadable(problem_of(error), usage_of(raw)) from error
+            raise Unreadable(problem_of(error), shaping.usage_of(raw)) from error
 
     def send(self, messages: list[dict[str, str]], model: type[pydantic.BaseModel]) -> Any:
         """The raw chat call: a strict JSON schema (``json_schema``), or for servers without
@@ -190,7 +168,7 @@ class OpenAIBackend:
         import openai
 
         completions = self.client().chat.completions.with_raw_response
-        options = {"timeout": self.settings.llm_timeout_s, **self.sampling()}
+        options = {"timeout": self.settings.llm_timeout_s, **shaping.sampling(self.settings)}
         try:
             if self.settings.llm_response_format == "json_schema":
                 return completions.parse(
@@ -199,11 +177,9 @@ class OpenAIBackend:
                     response_format=model,
                     **options,
                 )
-            *before, last = messages
-            stated = f"{last['content']}\n\n{JSON_OBJECT_ASK}\n{schema_text(model)}"
             return completions.create(  # type: ignore[call-overload]
                 model=self.model,
-                messages=[*before, {**last, "content": stated}],
+                messages=shaping.schema_stated(messages, schema_text(model)),
                 response_format={"type": "json_object"},
                 **options,
             )
@@ -213,10 +189,8 @@ class OpenAIBackend:
     def send_tools(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], timeout_s: float | None
     ) -> Any:
-        """The raw chat call of an agent's turn: the conversation and the tools it may call, with
-        the sampling settings, timing out at the settings' timeout or ``timeout_s`` if sooner
-        (the time left to the agent). A 429 the client's retries did not outlast raises
-        :class:`RateLimited`."""
+        """The raw chat call of an agent's turn, timing out at the settings' timeout or at
+        ``timeout_s`` (the agent's time left) if sooner; :class:`RateLimited` as :meth:`send`."""
         import openai
 
         completions = self.client().chat.completions.with_raw_response
@@ -227,16 +201,15 @@ class OpenAIBackend:
                 messages=messages,  # type: ignore[arg-type]
                 tools=tools,  # type: ignore[arg-type]
                 timeout=min(timeout_s, limit) if timeout_s else limit,
-                **self.sampling(),
+                **shaping.sampling(self.settings),
             )
         except openai.RateLimitError as error:
             raise RateLimited(error.response.headers, error) from error
 
     def tool_turn(self, ask: Callable[[], Any]) -> tuple[dict[str, Any], str | None]:
-        """The assistant message of one turn made by ``ask`` (a :meth:`send_tools` call in its
-        turn, paid for), as the endpoint sent it, and why it stopped. A timeout after the
-        client's retries raises :class:`ChatTimeout`; another failure, :func:`failure`'s error;
-        an answer that is no chat completion, :class:`LLMError`. Messages are redacted."""
+        """The assistant message of the turn ``ask`` makes (a :meth:`send_tools` call, paid for)
+        and why it stopped: :class:`ChatTimeout` after the client's retries, else
+        :func:`failure`'s error, or :class:`LLMError` for no chat completion; all redacted."""
         import openai
 
         try:
@@ -247,37 +220,16 @@ class OpenAIBackend:
         except openai.APIError as error:
             raise failure(error, self.redactor, "the agent's LLM call") from error
         try:
-            choice = raw.http_response.json()["choices"][0]
-            message, finish = choice["message"], choice.get("finish_reason")
-        except (ValueError, LookupError, TypeError, AttributeError) as error:
-            raise LLMError("the endpoint's answer is not a chat completion") from error
-        if not isinstance(message, dict):
-            raise LLMError("the endpoint's answer holds no message")
-        return message, finish if isinstance(finish, str) else None
-
-    def messages(self, text: str) -> list[dict[str, str]]:
-        """A call's messages: the settings' system prompt, if any, then the rendered prompt."""
-        system = self.settings.llm_system_prompt
-        first = [{"role": "system", "content": system}] if system else []
-        return [*first, {"role": "user", "content": text}]
-
-    def sampling(self) -> dict[str, Any]:
-        """The sampling settings a call sends: temperature and seed, only when set."""
-        chosen = {"temperature": self.settings.llm_temperature, "seed": self.settings.llm_seed}
-        return {name: value for name, value in chosen.items() if value is not None}
-
-    def options(self) -> dict[str, Any]:
-        """What besides the prompt shapes the endpoint's answer."""
-        system, shape = self.settings.llm_system_prompt, self.settings.llm_response_format
-        chosen = {"system": system, "response_format": None if shape == "json_schema" else shape}
-        return {**self.sampling(), **{k: v for k, v in chosen.items() if v}}
+            return shaping.chat_message(raw)
+        except ValueError as error:
+            raise LLMError(str(error)) from error
 
     def request_body(self, text: str, model: type[pydantic.BaseModel]) -> dict[str, Any]:
         """The chat completion request :meth:`answer` sends, as a Batch API line's body."""
         return {
             "model": self.model,
-            "messages": self.messages(text),
-            **self.sampling(),
+            "messages": shaping.messages(self.settings, text),
+            **shaping.sampling(self.settings),
             "response_format": {
                 "type": "json_schema",
                 "json_schema": {

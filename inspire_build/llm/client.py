@@ -17,7 +17,8 @@ import pydantic
 from inspire_build.config import Settings
 from inspire_build.errors import LLMError
 from inspire_build.llm import calls as call_log
-from inspire_build.llm.backend import OpenAIBackend, usage_of
+from inspire_build.llm import shaping
+from inspire_build.llm.backend import OpenAIBackend
 from inspire_build.llm.calls import Asked, CallLog, Journal, Use
 from inspire_build.llm.errors import Deferred, InvalidOutput, Refusal
 from inspire_build.llm.scheduler import InFlight, Later, Scheduler, each
@@ -108,7 +109,7 @@ class LLM:
         deciding reading): its urgency for a slot."""
         prompt = self._prompt(prompt_name)
         text = prompt.render(context)
-        options = self.openai.options() if self.backend != "rules" else {}
+        options = shaping.options(self.settings) if self.backend != "rules" else {}
         input_hash = call_log.input_hash(text, output_model, context, options)
         key = call_log.call_key(self.backend, self.model, prompt.hash, input_hash)
         with self.calls.single_flight(key):
@@ -177,7 +178,7 @@ class LLM:
         estimate = estimated_usage(messages)
         send = functools.partial(self._send, messages, model)
         sent = functools.partial(self.scheduler.sent, send, sum(estimate), urgency)
-        return self.spending.paid(estimate, self.calls_made, sent, usage_of)
+        return self.spending.paid(estimate, self.calls_made, sent, shaping.usage_of)
 
     def _send(self, messages: list[dict[str, str]], model: type[pydantic.BaseModel]) -> Any:
         """The raw chat call: where every call to the endpoint leaves (tests watch it here)."""

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from inspire_build.config import Settings
-from inspire_build.llm.backend import OpenAIBackend, usage_of
+from inspire_build.llm.backend import OpenAIBackend
 from inspire_build.llm.calls import Asked, CallLog, call_key
 from inspire_build.llm.scheduler import Scheduler
+from inspire_build.llm.shaping import sampling, usage_of
 from inspire_build.llm_budget import Spending, estimated_usage
 from inspire_build.redaction import Redactor
 
@@ -132,7 +133,7 @@ class ToolChat:
         ``status`` it was judged (and the ``error`` that judged it, if any)."""
         asked = {"scope": self.scope, "rank": rank, "messages": list(messages)}
         asked_for = json.dumps(asked, sort_keys=True)
-        options = json.dumps(self.backend.sampling(), sort_keys=True)
+        options = json.dumps(sampling(self.backend.settings), sort_keys=True)
         input_hash = hashlib.sha256(f"{asked_for}\0{options}".encode()).hexdigest()
         key = call_key(BACKEND, self.model, self.prompt_hash, input_hash)
         keyed = Asked(key, STEP, self.prompt_hash, input_hash, STEP)
