@@ -16,6 +16,7 @@ from inspire_build.cli.flow_commands import FLOW_COMMANDS, FLOWS_GROUP, register
 register(app)  # before the modules below add theirs: `build` and `audit` lead `inspire --help`
 
 from inspire_build.cli import (  # noqa: E402, F401  (each registers its commands on the app)
+    agents,
     building,
     cost,
     environment,

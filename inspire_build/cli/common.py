@@ -98,6 +98,17 @@ key_app = _sub_app(
 out = Console(soft_wrap=True, markup=False)
 err = Console(stderr=True, soft_wrap=True, markup=False)
 
+
+@contextmanager
+def progress_bars() -> Iterator[Any]:
+    """A rich Progress on stderr for a command's long work: add a task per bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        yield progress
+
+
 WarehouseOption = Annotated[
     Path | None,
     typer.Option(
