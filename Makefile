@@ -114,7 +114,7 @@ stop: ## Stop what make serve started (by the PIDs it recorded)
 			for i in $$(seq 1 15); do kill -0 $$pid 2>/dev/null || break; sleep 1; done; \
 			kill -9 $$pid 2>/dev/null || true; rm -f $(RUN)/$$name.pid; fi; done
 
-demo: $(STAMP) ## Offline end to end: sandbox, both splits (openai backend against the sandbox's emulated LLM), audit, export, both baseline agents, eval
+demo: $(STAMP) ## Offline end to end: sandbox, both splits (openai backend against the sandbox's emulated LLM), audit, export, two baseline agents and the LLM agent, eval report
 	mkdir -p $(RUN)
 	rm -f $(RUN)/demo.duckdb
 	$(PY) -m inspire_build sandbox world --seed 1 --papers 2000 --window-density $(DEMO_DENSITY) \
@@ -135,15 +135,14 @@ demo: $(STAMP) ## Offline end to end: sandbox, both splits (openai backend again
 	$(PY) -m inspire_build corpus build --world $(RUN)/demo-world; \
 	$(PY) -m inspire_build env audit --split eval --backend local --backend openalex \
 		--remote-sample $(DEMO_REMOTE_SAMPLE); \
-	for agent in bm25-brief multi-query; do \
+	for agent in bm25-brief multi-query llm; do \
 		$(PY) -m inspire_build agent run --agent $$agent --split eval \
 			--out $(RUN)/demo-run-$$agent.jsonl --trajectories $(RUN)/demo-traj-$$agent.jsonl; \
 	done; \
-	for agent in bm25-brief multi-query; do \
-		echo; echo "== $$agent: Table 2 (retrieval) and Table 3 (funnel) rows =="; \
-		$(PY) -m inspire_build eval --split eval --name $$agent --run $(RUN)/demo-run-$$agent.jsonl \
-			--trajectories $(RUN)/demo-traj-$$agent.jsonl; \
-	done
+	echo; echo "== Table 2 (retrieval) and Table 3 (funnel) rows of the three agents =="; \
+	$(PY) -m inspire_build eval report --split eval --plots $(RUN)/demo-plots \
+		$(foreach a,bm25-brief multi-query llm,--name $(a) --run $(RUN)/demo-run-$(a).jsonl \
+			--trajectories $(RUN)/demo-traj-$(a).jsonl)
 
 clean: ## Remove caches (keeps .venv and the warehouse)
 	rm -rf .mypy_cache .ruff_cache .pytest_cache .hypothesis
