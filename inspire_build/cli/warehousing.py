@@ -138,6 +138,7 @@ def snapshot_ingest(
             "--keep-all",
             help="Keep every OpenAlex work; by default only those on arXiv or of a configured "
             "split's field are kept, and the rest counted as filtered out.",
+            metavar="",
         ),
     ] = False,
     warehouse_path: WarehouseOption = None,
