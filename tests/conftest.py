@@ -125,9 +125,9 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 # One Prefect server for the whole run, shared by pytest-xdist's workers: a server takes about
-# 19 CPU-seconds to start, and the suite runs on two cores. The first worker that needs it
-# starts it; the process that ran pytest_configure first (xdist's controller, or pytest alone)
-# stops it at the end, so a crashed worker leaves nothing behind.
+# 19 CPU-seconds to start, and the suite runs on two cores. The first worker to collect a test
+# that needs it starts it; the process that ran pytest_configure first (xdist's controller, or
+# pytest alone) stops it at the end, so a crashed worker leaves nothing behind.
 _SHARED = "PYTEST_INSPIRE_SHARED_DIR"  # not INSPIRE_*, which each test clears
 
 
@@ -148,18 +148,32 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(shared, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def prefect_api() -> str:
-    """The run's real `prefect server start`, for its in-process builds and audits (their
-    PREFECT_API_URL), so that none waits ~19 s for a temporary server of its own."""
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected what will not run
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Start the run's Prefect server as soon as the tests are known to need it: it boots (~19
+    CPU-seconds, longer in wall time) while the first tests run, rather than while the first
+    test that needs it waits with a core idle."""
+    if any("prefect_api" in getattr(item, "fixturenames", ()) for item in items):
+        _prefect_server()
+
+
+def _prefect_server() -> dict[str, object]:
+    """The run's Prefect server, started by the first process that asks (not yet answering)."""
     shared = Path(os.environ[_SHARED])
     record = shared / "prefect-server.json"
     with (shared / "prefect-server.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one worker starts it; the other waits, then reads
         if not record.exists():
             record.write_text(json.dumps(_start_prefect_server(shared / "prefect")))
-        started = json.loads(record.read_text())
-    api = str(started["api"])
+        started: dict[str, object] = json.loads(record.read_text())
+    return started
+
+
+@pytest.fixture(scope="session")
+def prefect_api() -> str:
+    """The run's real `prefect server start`, for its in-process builds and audits (their
+    PREFECT_API_URL), so that none waits ~19 s for a temporary server of its own."""
+    api = str(_prefect_server()["api"])
     for _ in range(360):
         try:
             if httpx.get(api + "/health", timeout=2).status_code == 200:

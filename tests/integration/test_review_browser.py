@@ -40,6 +40,10 @@ CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver"
 # Read at import: each test's environment is cleared of INSPIRE_* variables.
 SCREENSHOTS = os.environ.get("INSPIRE_SCREENSHOTS")
 PLANTED = "<script>window.__planted = 'ran'</script>"
+# The sandbox stops once the version is built, so the re-audits of a rewritten brief search
+# sources that no longer answer: every retry is still made, at once rather than after the
+# default backoff (0.5 s doubling, about 30 s a request, which made most of this test's time).
+QUICK_RETRIES = {"http_backoff_s": 0.001, "http_backoff_cap_s": 0.01}
 
 
 @dataclasses.dataclass
@@ -87,7 +91,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     path = tmp_path_factory.mktemp("review") / "w.duckdb"
     generated = world.generate(world.WorldConfig(seed=5, papers=800))
     with sandbox.running(generated, sandbox.SandboxConfig(time_scale=1000)) as base:
-        settings = sandbox.settings_for(base, warehouse=path, llm_backend="rules")
+        settings = sandbox.settings_for(base, warehouse=path, llm_backend="rules", **QUICK_RETRIES)
         with warehouse.open_warehouse(path) as con:
             version = pipeline.build_split(con, make_client(settings, con), settings, "eval", 12)
     stack = ExitStack()
@@ -347,6 +351,7 @@ def test_a_curator_session_then_apply_reviews_and_audit(
         "INSPIRE_LLM_BACKEND": "rules",
         # a small world: the audit's verdict rests on the checks, not the window attack
         "INSPIRE_WINDOW_ATTACK_MAX_TOP1": "1.0",
+        **{f"INSPIRE_{name.upper()}": str(value) for name, value in QUICK_RETRIES.items()},
     }
     built = run_inspire("build", "--split", "eval", "--apply-reviews", env=env, timeout=300)
     assert built.returncode == 0, built.stderr[-3000:]
