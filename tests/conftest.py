@@ -149,10 +149,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected what will not run
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Start the run's Prefect server as soon as the tests are known to need it: it boots (~19
     CPU-seconds, longer in wall time) while the first tests run, rather than while the first
     test that needs it waits with a core idle."""
+    if config.option.collectonly:
+        return
     if any("prefect_api" in getattr(item, "fixturenames", ()) for item in items):
         _prefect_server()
 
