@@ -186,9 +186,19 @@ def prefect_api() -> str:
     raise RuntimeError(f"the Prefect server at {api} did not answer within 180 s")
 
 
+# What no test asks of the run's server: its UI (`make serve`'s own server shows it) and the
+# services behind schedules, automations, late or paused runs and workers. Off, the server
+# spends 15-25% less CPU on each build and audit (measured: 3.2 against 3.7-4.3 CPU-s for two
+# builds, an audit and an export). Task runs, logs, artifacts and events are still recorded.
+_IDLE_SERVICES = ("SCHEDULER", "TRIGGERS", "LATE_RUNS", "FOREMAN", "PAUSE_EXPIRATIONS",
+                  "REPOSSESSOR", "CANCELLATION_CLEANUP", "CLEANUP_RECONCILER")  # fmt: skip
+
+
 def _start_prefect_server(home: Path) -> dict[str, object]:
     port = free_port()
     env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env |= {f"PREFECT_SERVER_SERVICES_{name}_ENABLED": "false" for name in _IDLE_SERVICES}
+    env["PREFECT_UI_ENABLED"] = "false"
     command = [Path(sys.executable).parent / "prefect", "server", "start", "--host", "127.0.0.1"]
     process = subprocess.Popen(
         [*map(str, command), "--port", str(port)],
