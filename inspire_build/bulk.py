@@ -6,13 +6,15 @@ columns.
 
 Works and papers are the Papers the sources' own ``parse`` functions give, so a bulk record is
 the Paper the API would have given. The snapshot's works are tested in DuckDB first (a
-:class:`WorkFilter`): only those a build can ask for are kept, and their fields are read by
-DuckDB's JSON functions where it reads them as ``parse`` does (``tables/bulk_works.py``); the
-works filtered out are counted in each file's row. Each file is ingested in one transaction
-with its ``bulk_files`` row: a rerun skips the files already in (same size and modification
-time; a file that left works out is read again to keep all of them), and a file that cannot be
-read whole (a truncated ``.gz``, a malformed line) is refused, naming it, with nothing of it
-written and every earlier file kept.
+:class:`WorkFilter`): only those a build can ask for are kept, and the kept works regular
+enough for SQL are made Paper records in SQL, set-based (``tables/bulk_works.py``); the others
+go to ``openalex.parse``, and are counted. The works filtered out are counted in each file's
+row. Each ``.gz`` file is read once: decompressed whole (its gzip CRC and end checked) into the
+ingest's temporary folder, a file or two ahead of the one being written, and loaded from there.
+Each file is ingested in one transaction with its ``bulk_files`` row: a rerun skips the files
+already in (same size and modification time; a file that left works out is read again to keep
+all of them), and a file that cannot be read whole (a truncated ``.gz``, a malformed line) is
+refused, naming it, with nothing of it written and every earlier file kept.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ import gzip
 import itertools
 import json
 import multiprocessing
+import os
 import re
+import shutil
 import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -36,9 +40,10 @@ from typing import Any
 import duckdb
 import orjson
 
+from inspire_build import warehouse
 from inspire_build.config import SplitConfig
 from inspire_build.errors import DataFileError, InputError
-from inspire_build.models import DatePrecision, Paper, Source
+from inspire_build.models import Paper, Source
 from inspire_build.sources import arxiv, openalex, semanticscholar
 from inspire_build.tables import bulk as bulk_table
 from inspire_build.tables import bulk_works
@@ -166,29 +171,9 @@ _S2_NAMES = {
 
 
 def openalex_work(row: Mapping[str, Any]) -> Paper:
-    """One kept snapshot work as ``tables.bulk_works.kept`` gives it -> the Paper
-    ``openalex.parse`` gives. A regular work comes as the fields SQL read (``fields``) beside its
-    ``id``, ``doi``, ``locations`` and abstract, which ``parse`` reads (the IDs' normalisation,
-    the abstract and their problems); any other comes whole, for ``parse``."""
-    if row["fields"] is None:  # json, not orjson: it reads a number past 64 bits as an int
-        return openalex.parse(json.loads(row["work"]))
-    named = openalex.parse(orjson.loads(row["work"]))
-    read = orjson.loads(row["fields"])
-    day, listed = read["publication_date"], read["referenced_works"]
-    # the values are of the types parse gives (tests/unit/test_bulk_works.py holds them equal)
-    return named.model_copy(
-        update={
-            "title": read["title"],
-            "year": read["year"],
-            "publication_date": dt.date.fromisoformat(day) if day else None,
-            "date_precision": DatePrecision.DAY if day else None,
-            "venue": read["venue"],
-            "authors": tuple(read["authors"]),
-            "fields": tuple(dict.fromkeys(read["fields"])),
-            "reference_count": read["reference_count"],
-            "referenced_works": None if listed is None else tuple(listed),
-        }
-    )
+    """One kept snapshot work that SQL does not read (``tables.bulk_works.irregular``), its
+    ``work`` whole as JSON text -> the Paper ``openalex.parse`` gives."""
+    return openalex.parse(json.loads(row["work"]))  # json: it reads a number past 64 bits
 
 
 def s2_paper(row: Mapping[str, str | None], abstract: str | None = None) -> Paper:
@@ -256,6 +241,7 @@ class Ingested:
     seconds: float
     skipped: bool = False  # already in, unchanged
     filtered: int = 0  # works read and not kept (WorkFilter)
+    in_python: int = 0  # kept works SQL does not read, parsed by openalex.parse
 
     @property
     def mb_per_s(self) -> float:
@@ -266,10 +252,11 @@ class Ingested:
             return f"{self.path}: already in ({self.rows:,} rows), skipped"
         per_s = (self.rows + self.filtered) / max(self.seconds, 1e-9)
         dropped = f" ({self.filtered:,} filtered out)" if self.filtered else ""
+        parsed = f"; {self.in_python:,} works read by parse" if self.in_python else ""
         return (
             f"{self.path}: {self.kind.value}, {self.rows:,} rows{dropped}, "
             f"{self.bytes / 1e6:.1f} MB in "
-            f"{self.seconds:.1f} s ({self.mb_per_s:.1f} MB/s, {per_s:,.0f} rows/s)"
+            f"{self.seconds:.1f} s ({self.mb_per_s:.1f} MB/s, {per_s:,.0f} rows/s){parsed}"
         )
 
 
@@ -285,8 +272,9 @@ def ingest(
 ) -> list[Ingested]:
     """Ingest every file under ``paths``, each in its own transaction and in release order;
     ``say`` hears of each as it ends. ``kind`` and ``release`` stand in for what a path does not
-    name; ``works`` says which snapshot works are kept. With ``jobs`` > 1, worker processes read
-    and parse the next files while this one writes."""
+    name; ``works`` says which snapshot works are kept. While one file is written, the next are
+    decompressed (and, for the kinds parsed in Python, parsed): in a thread of this process with
+    ``jobs`` 1, else in ``jobs`` worker processes."""
     planned = [(path, kind or kind_of(path), release_of(path) or release) for path in expand(paths)]
     undated = [str(path) for path, _, day in planned if day is None]
     if undated:
@@ -297,12 +285,20 @@ def ingest(
     held = {str(p.resolve()): bulk_table.done_file(con, str(p.resolve())) for p, _, _ in planned}
     todo = [i for i, (p, _, _) in enumerate(planned) if not _done(held[str(p.resolve())], p, works)]
     done = []
-    stager_of = _Stager(jobs, works)
-    with tempfile.TemporaryDirectory(prefix="inspire-bulk-") as tmp, stager_of(tmp) as stager:
+    with (
+        bulk_table.threads(con, _threads(jobs)),
+        tempfile.TemporaryDirectory(prefix="inspire-bulk-") as tmp,
+        _Stager(jobs, tmp) as stager,
+    ):
         for position, (path, kind_, day) in enumerate(planned):
             stager.ahead([planned[i][:2] for i in todo if i >= position][: max(jobs, 1) + 1])
             if position in todo:
-                result = _ingest_file(con, path, kind_, day, stager.staged(path, kind_))
+                staged = stager.staged(path)
+                try:
+                    was_held = held[str(path.resolve())] is not None
+                    result = _ingest_file(con, path, kind_, day, staged, works, was_held)
+                finally:
+                    staged.discard()
             else:
                 row = next(r for r in bulk_table.files(con) if r[0] == str(path.resolve()))
                 size = path.stat().st_size
@@ -311,6 +307,14 @@ def ingest(
             if say is not None:
                 say(result)
     return done
+
+
+def _threads(jobs: int) -> int:
+    """DuckDB's threads while files are written: the CPUs the stagers leave (at least one). More
+    threads than CPUs spin: on 2 CPUs, 2 DuckDB threads beside the decompressing thread took 1.6
+    times the CPU time of 1 for the same S2 citations."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cpus or 1) - jobs)
 
 
 def _done(held: tuple[int, int, int] | None, path: Path, works: WorkFilter) -> bool:
@@ -327,78 +331,89 @@ def _stat(path: Path) -> tuple[int, int]:
 
 @dataclasses.dataclass(frozen=True)
 class Staged:
-    """A file checked whole: its records parsed into JSON Lines (None for the kinds DuckDB
-    loads itself), the seconds that took, and the works filtered out."""
+    """A file checked whole: its JSON Lines as DuckDB reads them (``data``: the file itself, or
+    a decompressed copy in the ingest's temporary folder), its records parsed into JSON Lines
+    for the kinds parsed in Python (``records``), and the seconds that took."""
 
+    data: Path
     records: Path | None
     seconds: float
-    filtered: int = 0
+    scratch: Path  # the name its staged files take (with a suffix) in the temporary folder
+    copied: bool = False  # ``data`` is a decompressed copy
+
+    def discard(self) -> None:
+        """Remove what staging and loading wrote; the file itself stays."""
+        for written in (self.records, self.scratch.with_suffix(".works.jsonl")):
+            if written is not None:
+                written.unlink(missing_ok=True)
+        if self.copied:
+            self.data.unlink(missing_ok=True)
 
 
 class _Stager:
-    """Reads and parses files into staged JSON Lines: in this process (``jobs`` 1), or in a
-    pool of ``jobs`` spawned processes, a few files ahead of the one being written."""
+    """Stages the next files while one is written: in one thread of this process (``jobs`` 1;
+    zlib and DuckDB let go of the GIL), or in a pool of ``jobs`` spawned processes."""
 
-    def __init__(self, jobs: int, works: WorkFilter) -> None:
-        self._jobs, self._works = jobs, works
-        self._folder, self._futures = "", dict[Path, Any]()
+    def __init__(self, jobs: int, folder: str) -> None:
+        self._folder, self._futures = folder, dict[Path, Any]()
         self._names = itertools.count()  # a staged file's name; never reused while it waits
-        self._pool: ProcessPoolExecutor | None = None
-
-    def __call__(self, folder: str) -> _Stager:
-        self._folder = folder
         context = multiprocessing.get_context("spawn")  # never fork a process holding DuckDB
-        self._pool = ProcessPoolExecutor(self._jobs, mp_context=context) if self._jobs > 1 else None
-        return self
+        self._pool: Executor = (
+            ProcessPoolExecutor(jobs, mp_context=context) if jobs > 1 else ThreadPoolExecutor(1)
+        )
 
     def __enter__(self) -> _Stager:
         return self
 
     def __exit__(self, *_: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+        self._pool.shutdown(cancel_futures=True)
 
     def ahead(self, files: Sequence[tuple[Path, Kind]]) -> None:
         for path, kind in files:
-            if self._pool is not None and path not in self._futures:
-                target = str(Path(self._folder) / f"{next(self._names)}.jsonl")
-                submitted = self._pool.submit(stage_file, kind, path, target, self._works)
-                self._futures[path] = submitted
+            if path not in self._futures:
+                target = Path(self._folder) / str(next(self._names))
+                self._futures[path] = self._pool.submit(stage_file, kind, path, target)
 
-    def staged(self, path: Path, kind: Kind) -> Staged:
-        """The file checked whole and, for the kinds parsed in Python, staged. A bad file raises
-        DataFileError, naming it."""
-        future = self._futures.pop(path, None)
-        if future is not None:
-            result: Staged = future.result()
-            return result
-        return stage_file(kind, path, str(Path(self._folder) / "inline.jsonl"), self._works)
+    def staged(self, path: Path) -> Staged:
+        """The file checked whole and staged. A bad file raises DataFileError, naming it."""
+        result: Staged = self._futures.pop(path).result()
+        return result
 
 
-def stage_file(kind: Kind, path: Path, target: str, works: WorkFilter = KEEP_ALL) -> Staged:
-    """Check ``path`` whole and parse its records into ``target`` (the works ``works`` keeps).
-    Runs in a worker process too, so it opens only an in-memory DuckDB. The whole-file check
-    decompresses in a thread beside DuckDB's read (zlib lets go of the GIL)."""
+def stage_file(kind: Kind, path: Path, target: Path) -> Staged:
+    """Check ``path`` whole and stage it under the name ``target``: decompressed (a ``.gz``
+    file) into ``target.jsonl``, and, for the kinds parsed in Python, its records parsed into
+    ``target.records.jsonl``. Runs in a worker process too, so it opens only an in-memory DuckDB.
+    What a failed file left there goes with the folder, when the ingest stops."""
     started = time.monotonic()
-    staged, filtered = None, 0
-    with ThreadPoolExecutor(1) as checker:
-        whole = checker.submit(_check_whole, path)
-        if kind not in _SQL_KINDS:
-            reader = duckdb.connect()
-            try:
-                if kind is Kind.OPENALEX_WORKS:
-                    staged, filtered = _stage_works(reader, path, Path(target), works)
-                else:
-                    staged = _stage(reader, kind, path, Path(target))
-            except duckdb.Error as error:
-                whole.result()  # a truncated file says so, rather than what DuckDB made of it
-                raise DataFileError(
-                    f"{path}: cannot read it, nothing of it kept ({error})"
-                ) from None
-            finally:
-                reader.close()
-        whole.result()
-    return Staged(staged, time.monotonic() - started, filtered)
+    copied = path.name.endswith(".gz")
+    data = _decompress(path, target.with_suffix(".jsonl")) if copied else path
+    records = target.with_suffix(".records.jsonl") if kind in _PARSERS else None
+    if records is not None:
+        reader = duckdb.connect(config={"threads": 1})  # one reader, feeding this thread
+        try:
+            _stage(reader, kind, path, data, records)
+        except duckdb.Error as error:
+            said = str(error).replace(str(data), str(path))  # the copy's name is no help
+            raise DataFileError(f"{path}: cannot read it, nothing of it kept ({said})") from None
+        finally:
+            reader.close()
+    return Staged(data, records, time.monotonic() - started, target, copied)
+
+
+def _decompress(path: Path, target: Path) -> Path:
+    """``path`` decompressed into ``target``, read to its end: a ``.gz`` file must reach its
+    end-of-stream marker, with its CRC and length right (DuckDB reads a gzip file cut at a
+    line's end as if it were whole, and checks no CRC). The only read of the file."""
+    try:
+        with gzip.open(path, "rb") as stream, target.open("wb") as out:
+            shutil.copyfileobj(stream, out, 1 << 22)
+    except (OSError, EOFError, zlib.error) as error:
+        target.unlink(missing_ok=True)
+        raise DataFileError(
+            f"{path}: the gzip file is truncated or corrupt ({error}); nothing of it kept"
+        ) from None
+    return target
 
 
 def _ingest_file(
@@ -407,44 +422,59 @@ def _ingest_file(
     kind: Kind,
     release: dt.date | None,
     staged: Staged,
+    works: WorkFilter,
+    held: bool,
 ) -> Ingested:
+    """One transaction: drop what an earlier ingest of the file wrote (when one did), load it,
+    and record it."""
     started = time.monotonic()
     name, (size, modified) = str(path.resolve()), _stat(path)
-    records, stage_s = staged.records, staged.seconds
-    file_row = {
-        "path": name,
-        "kind": kind.value,
-        "release": release,
-        "bytes": size,
-        "modified_ns": modified,
-        "seconds": stage_s,
-        "ingested_at": dt.datetime.now(dt.UTC),
-        "filtered_out": staged.filtered,
-    }
+    filtered = in_python = 0
     try:
-        rows = bulk_table.replace_file(con, kind.value, Path(name), release, records, file_row)
+        with warehouse.transaction(con):
+            if held:
+                bulk_table.forget(con, name)
+            if kind is Kind.OPENALEX_WORKS:
+                filtered, in_python = _stage_works(con, path, staged, works)
+                rows = bulk_table.load_staged(con, name, release)
+            elif staged.records is None:
+                rows = bulk_table.load(con, kind.value, staged.data, name, release)
+            else:
+                bulk_table.stage_records(con, staged.records)
+                rows = bulk_table.load_staged(con, name, release)
+            seconds = staged.seconds + time.monotonic() - started
+            file_row = {
+                "path": name,
+                "kind": kind.value,
+                "release": release,
+                "bytes": size,
+                "modified_ns": modified,
+                "seconds": seconds,
+                "rows": rows,
+                "ingested_at": dt.datetime.now(dt.UTC),
+                "filtered_out": filtered,
+            }
+            bulk_table.record_file(con, file_row)  # fmt: skip
     except duckdb.Error as error:
-        raise DataFileError(f"{path}: cannot ingest it, nothing of it kept ({error})") from None
-    finally:
-        if records is not None:
-            records.unlink(missing_ok=True)
-    seconds = stage_s + time.monotonic() - started
-    return Ingested(path, kind, release, rows, size, seconds, filtered=staged.filtered)
+        said = str(error).replace(str(staged.data), str(path))  # the copy's name is no help
+        raise DataFileError(f"{path}: cannot ingest it, nothing of it kept ({said})") from None
+    return Ingested(path, kind, release, rows, size, seconds, False, filtered, in_python)
 
 
-_SQL_KINDS = {Kind.S2_ABSTRACTS, Kind.S2_CITATIONS, Kind.S2_PAPER_IDS}
 _PARSERS: dict[Kind, Callable[[Mapping[str, str | None]], Paper]] = {
     Kind.S2_PAPERS: s2_paper,
     Kind.ARXIV_METADATA: arxiv_paper,
 }
 
 
-def _stage(con: duckdb.DuckDBPyConnection, kind: Kind, path: Path, staged: Path) -> Path:
+def _stage(
+    con: duckdb.DuckDBPyConnection, kind: Kind, path: Path, data: Path, staged: Path
+) -> Path:
     """The file's records parsed, as JSON Lines for DuckDB to load: (source, record_id, paper,
     ids). A line the parser cannot read at all is refused with its number."""
     parse = _PARSERS[kind]
     with staged.open("wb") as out:
-        for number, row in enumerate(bulk_table.read_rows(con, kind.value, path), 1):
+        for number, row in enumerate(bulk_table.read_rows(con, kind.value, data), 1):
             try:
                 paper = parse(row)
             except (ValueError, TypeError) as error:
@@ -454,57 +484,47 @@ def _stage(con: duckdb.DuckDBPyConnection, kind: Kind, path: Path, staged: Path)
             record_id = _record_id(paper)
             if record_id is None:
                 raise DataFileError(f"{path}:{number}: a {kind.value} record without its ID")
-            typed = [[i.scheme.value, i.value] for i in paper.ids.typed()]
-            line = {
-                "source": paper.source.value,
-                "record_id": record_id,
-                "paper": orjson.Fragment(paper.model_dump_json()),
-                "ids": typed,
-            }
-            out.write(orjson.dumps(line) + b"\n")
+            out.write(orjson.dumps(_line(paper, record_id)) + b"\n")
     return staged
 
 
+def _line(paper: Paper, record_id: str, **facets: object) -> dict[str, object]:
+    """A staged record: bulk_records' and bulk_ids' columns."""
+    return {
+        "source": paper.source.value,
+        "record_id": record_id,
+        "paper": orjson.Fragment(paper.model_dump_json()),
+        "ids": [[i.scheme.value, i.value] for i in paper.ids.typed()],
+        **facets,
+    }
+
+
 def _stage_works(
-    con: duckdb.DuckDBPyConnection, path: Path, staged: Path, works: WorkFilter
-) -> tuple[Path, int]:
-    """The snapshot works of ``path`` that ``works`` keeps, parsed, as JSON Lines for DuckDB to
-    load, with what the candidate filter tests; and how many were filtered out."""
-    filtered, _ = bulk_works.scan(con, path, works.fields)
-    with staged.open("wb") as out:
-        for number, row in enumerate(bulk_works.kept(con), 1):
+    con: duckdb.DuckDBPyConnection, path: Path, staged: Staged, works: WorkFilter
+) -> tuple[int, int]:
+    """The snapshot works of ``path`` that ``works`` keeps, staged (``staged``, a temporary
+    table): the regular ones by SQL, set-based, and the others parsed by ``openalex.parse``.
+    Returns (works filtered out, works parsed in Python)."""
+    filtered, _ = bulk_works.scan(con, staged.data, works.fields)
+    bulk_works.stage(con)
+    parsed, written = 0, staged.scratch.with_suffix(".works.jsonl")
+    with written.open("wb") as out:
+        for parsed, row in enumerate(bulk_works.irregular(con), 1):
             try:
                 paper = openalex_work(row)
             except (ValueError, TypeError) as error:
                 raise DataFileError(
-                    f"{path}: kept work {number}: not an OpenAlex work ({error})"
+                    f"{path}: kept work {parsed} SQL does not read: not an OpenAlex work ({error})"
                 ) from None
             if paper.ids.openalex is None:
-                raise DataFileError(f"{path}: kept work {number}: a work without its ID")
-            line = {
-                "source": Source.OPENALEX.value,
-                "record_id": paper.ids.openalex,
-                "paper": orjson.Fragment(paper.model_dump_json()),
-                "ids": [[i.scheme.value, i.value] for i in paper.ids.typed()],
+                raise DataFileError(f"{path}: kept work {parsed} SQL does not read has no ID")
+            facets = {
                 "primary_field": row["primary_field"],
                 "on_arxiv": row["on_arxiv"],
                 "published": paper.publication_date,
                 "listed_references": paper.reference_count,
             }
-            out.write(orjson.dumps(line) + b"\n")
-    return staged, filtered
-
-
-def _check_whole(path: Path) -> None:
-    """A ``.gz`` file must decompress to its end-of-stream marker: DuckDB reads a gzip file cut
-    at a line's end as if it were whole."""
-    if not path.name.endswith(".gz"):
-        return
-    try:
-        with gzip.open(path, "rb") as stream:
-            while stream.read(1 << 22):
-                pass
-    except (OSError, EOFError, zlib.error) as error:
-        raise DataFileError(
-            f"{path}: the gzip file is truncated or corrupt ({error}); nothing of it kept"
-        ) from None
+            out.write(orjson.dumps(_line(paper, paper.ids.openalex, **facets)) + b"\n")
+    if parsed:
+        bulk_table.stage_records(con, written, more=True)
+    return filtered, parsed

@@ -3,6 +3,7 @@ explicit columns, and writing what they hold; then the lookups a build makes in 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -87,7 +88,7 @@ _INSERTS = {
     "isinfluential, contexts, intents",
     "s2-paper-ids": 'INSERT INTO bulk_paper_ids SELECT sha, corpusid, "primary"',
 }
-_LOAD = {
+_LOAD = {  # the file's path and release, then the JSON Lines read (the file, decompressed)
     kind: f"{insert}, ? AS file, ? AS release FROM {reader(COLUMNS[kind])}"  # noqa: S608
     for kind, insert in _INSERTS.items()
 }
@@ -114,6 +115,19 @@ def read_rows(
         yield from (dict(zip(names, row, strict=True)) for row in rows)
 
 
+@contextlib.contextmanager
+def threads(con: duckdb.DuckDBPyConnection, count: int) -> Iterator[None]:
+    """DuckDB's threads (a setting of the whole database, not of ``con``) set to ``count`` for
+    the block, then back to what they were."""
+    row = con.execute("SELECT current_setting('threads')").fetchone()
+    before = int(row[0]) if row else count
+    con.execute(f"SET threads = {int(count)}")  # SET takes no parameter; both are ints
+    try:
+        yield
+    finally:
+        con.execute(f"SET threads = {int(before)}")
+
+
 def done_file(con: duckdb.DuckDBPyConnection, path: str) -> tuple[int, int, int] | None:
     """(bytes, modified_ns, works filtered out) of the file as it was ingested, or None if it
     never was."""
@@ -123,42 +137,39 @@ def done_file(con: duckdb.DuckDBPyConnection, path: str) -> tuple[int, int, int]
     return (int(row[0]), int(row[1]), int(row[2] or 0)) if row else None
 
 
-def replace_file(
-    con: duckdb.DuckDBPyConnection,
-    kind: str,
-    path: Path,
-    release: dt.date | None,
-    records: Path | None,
-    file_row: Mapping[str, object],
-) -> int:
-    """In one transaction: drop what an earlier ingest of ``path`` wrote, load the file (or, for
-    Paper records, the staged JSON Lines ``records``), and record the file. Returns its rows."""
-    name = str(path)
-    with warehouse.transaction(con):
-        for statement in _FORGET:
-            con.execute(statement, [name])
-        if kind in _LOAD:
-            inserted = con.execute(_LOAD[kind], [name, release, name]).fetchone()
-            rows = int(inserted[0]) if inserted else 0
-        else:
-            assert records is not None
-            rows = _load_records(con, records, name, release)
-        warehouse.upsert(con, "bulk_files", [{**file_row, "rows": rows}], ["path"])
-    return rows
+def forget(con: duckdb.DuckDBPyConnection, path: str) -> None:
+    """Drop what an earlier ingest of the file ``path`` wrote (its rows and its file row)."""
+    for statement in _FORGET:
+        con.execute(statement, [path])
 
 
-def _load_records(
-    con: duckdb.DuckDBPyConnection, records: Path, name: str, release: dt.date | None
+def load(
+    con: duckdb.DuckDBPyConnection, kind: str, data: Path, path: str, release: dt.date | None
 ) -> int:
-    """Staged records (source, record_id, paper, ids) in; a record already held from a newer
-    release stays."""
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE staged AS SELECT * FROM read_json(?, "
-        "format = 'newline_delimited', columns = {'source': 'VARCHAR', 'record_id': 'VARCHAR', "
-        "'paper': 'JSON', 'ids': 'VARCHAR[][]', 'primary_field': 'INTEGER', "
-        "'on_arxiv': 'BOOLEAN', 'published': 'DATE', 'listed_references': 'INTEGER'})",
-        [str(records)],
-    )
+    """Load a file of a kind DuckDB loads whole, in SQL, from ``data`` (its JSON Lines, not
+    compressed), as the file ``path``. Returns its rows."""
+    inserted = con.execute(_LOAD[kind], [path, release, str(data)]).fetchone()
+    return int(inserted[0]) if inserted else 0
+
+
+_STAGED = (
+    "read_json(?, format = 'newline_delimited', columns = {'source': 'VARCHAR', "
+    "'record_id': 'VARCHAR', 'paper': 'JSON', 'ids': 'VARCHAR[][]', 'primary_field': 'INTEGER', "
+    "'on_arxiv': 'BOOLEAN', 'published': 'DATE', 'listed_references': 'INTEGER'})"
+)
+_STAGE = f"CREATE OR REPLACE TEMP TABLE staged AS SELECT * FROM {_STAGED}"  # noqa: S608
+_STAGE_MORE = f"INSERT INTO staged SELECT * FROM {_STAGED}"  # noqa: S608
+
+
+def stage_records(con: duckdb.DuckDBPyConnection, records: Path, *, more: bool = False) -> None:
+    """Staged records (JSON Lines of source, record_id, paper, ids and the candidate filter's
+    columns) into the temporary table ``staged``; ``more`` adds them to the rows there."""
+    con.execute(_STAGE_MORE if more else _STAGE, [str(records)])
+
+
+def load_staged(con: duckdb.DuckDBPyConnection, path: str, release: dt.date | None) -> int:
+    """The records in ``staged`` in, as the file ``path``'s; a record already held from a newer
+    release stays. Returns the records."""
     con.execute(
         "DELETE FROM staged s USING bulk_records b WHERE b.source = s.source "
         "AND b.record_id = s.record_id AND b.release > ?",
@@ -168,7 +179,7 @@ def _load_records(
         "INSERT OR REPLACE INTO bulk_records "
         "SELECT DISTINCT ON (source, record_id) source, record_id, paper, ? AS file, "
         "? AS release, primary_field, on_arxiv, published, listed_references FROM staged",
-        [name, release],
+        [path, release],
     )
     con.execute(
         "INSERT OR REPLACE INTO bulk_ids SELECT DISTINCT ON (i[1], i[2], source) "
@@ -178,6 +189,11 @@ def _load_records(
     row = con.execute("SELECT count(DISTINCT (source, record_id)) FROM staged").fetchone()
     con.execute("DROP TABLE staged")
     return int(row[0]) if row else 0
+
+
+def record_file(con: duckdb.DuckDBPyConnection, file_row: Mapping[str, object]) -> None:
+    """The file's row of ``bulk_files``: what makes a rerun skip it."""
+    warehouse.upsert(con, "bulk_files", [dict(file_row)], ["path"])
 
 
 def files(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:

@@ -4,13 +4,16 @@ files a set of paths names, in release order."""
 from __future__ import annotations
 
 import datetime as dt
+import gzip
+import json
 from pathlib import Path
 
 import pytest
 
-from inspire_build import bulk
+from inspire_build import bulk, warehouse
 from inspire_build.bulk import Kind, expand, kind_of, release_of
-from inspire_build.errors import InputError
+from inspire_build.errors import DataFileError, InputError
+from inspire_build.tables import bulk as bulk_table
 
 
 @pytest.mark.parametrize(
@@ -80,3 +83,39 @@ def test_work_facets_read_the_filter_fields_as_openalex_does() -> None:
         "published": None,
         "listed_references": None,
     }
+
+
+def _gz(path: Path, lines: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress("".join(line + "\n" for line in lines).encode()))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["works", "citations"])
+def test_a_malformed_line_or_a_cut_gzip_refuses_its_file_whole(tmp_path: Path, kind: str) -> None:
+    """Each file is decompressed once, into the ingest's temporary folder, and loaded from
+    there: a line DuckDB cannot read, or a gzip file cut short, still refuses the file by its
+    own name, with nothing of it written and the files before it kept."""
+    if kind == "works":
+        folder = tmp_path / "works" / "updated_date=2024-01-31"
+        good = [json.dumps({"id": f"https://openalex.org/W{n}"}) for n in range(1, 4)]
+    else:
+        folder = tmp_path / "2024-01-31" / "citations"
+        good = [json.dumps({"citingcorpusid": n, "citedcorpusid": n + 1}) for n in range(1, 4)]
+    con = warehouse.connect(":memory:")
+    warehouse.migrate(con)
+    _gz(folder / "part_000.gz", good)
+    bad = _gz(folder / "part_001.gz", [*good[:2], good[2][:-3], *good])
+    with pytest.raises(DataFileError, match="part_001.gz: cannot ingest it") as refused:
+        bulk.ingest(con, [str(tmp_path)])
+    assert "inspire-bulk-" not in str(refused.value)  # named as the user knows it, not the copy
+    assert [Path(p).name for p, *_ in bulk_table.files(con)] == ["part_000.gz"]
+    whole = gzip.compress("".join(line + "\n" for line in good).encode())
+    bad.write_bytes(whole[:-5])  # every line there, the gzip trailer not
+    with pytest.raises(DataFileError, match="part_001.gz: the gzip file is truncated"):
+        bulk.ingest(con, [str(tmp_path)])
+    bad.write_bytes(whole)
+    done = bulk.ingest(con, [str(tmp_path)])
+    assert [(r.path.name, r.rows, r.skipped) for r in done] == [
+        ("part_000.gz", 3, True), ("part_001.gz", 3, False)
+    ]  # fmt: skip
