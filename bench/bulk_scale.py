@@ -148,7 +148,8 @@ def ingest(folder: Path, warehouse: Path, jobs: int, *more: str) -> tuple[float,
 
 
 def per_kind(stdout: str) -> dict[str, dict[str, float]]:
-    """Sum the per-file lines of ``snapshot ingest`` by kind: rows, MB, seconds."""
+    """Sum the per-file lines of ``snapshot ingest`` by kind: rows, MB, seconds, the works
+    filtered out and those read by ``openalex.parse`` (not SQL)."""
     sums: dict[str, dict[str, float]] = {}
     for line in stdout.splitlines():
         if ": openalex-works, " not in line and ": s2-citations, " not in line:
@@ -159,8 +160,12 @@ def per_kind(stdout: str) -> dict[str, dict[str, float]]:
         dropped = tail.split(" filtered out")[0].rsplit("(", 1)[-1] if "filtered" in tail else "0"
         mb = float(tail.split(", ")[1].split(" MB")[0])
         seconds = float(tail.split(" MB in ")[1].split(" s")[0])
-        entry = sums.setdefault(kind, {"rows": 0.0, "mb": 0.0, "seconds": 0.0, "filtered": 0.0})
+        parsed = tail.split("; ")[1].split(" works read by parse")[0] if "by parse" in tail else "0"
+        entry = sums.setdefault(
+            kind, {"rows": 0.0, "mb": 0.0, "seconds": 0.0, "filtered": 0.0, "in_python": 0.0}
+        )
         entry["filtered"] += float(dropped.replace(",", ""))
+        entry["in_python"] += float(parsed.replace(",", ""))
         entry["rows"] += rows
         entry["mb"] += mb
         entry["seconds"] += seconds
@@ -212,12 +217,13 @@ def ingest_row(target_mb: float, papers: int, jobs: int, match_share: float) -> 
         everything, _ = ingest(root / "dumps", root / "all.duckdb", jobs, "--keep-all")
         size_all = (root / "all.duckdb").stat().st_size
     mb = made["bytes"] / 1e6
-    works = kinds.get("openalex-works", {"rows": 0.0, "filtered": 0.0})
+    works = kinds.get("openalex-works", {"rows": 0.0, "filtered": 0.0, "in_python": 0.0})
     figures: dict[str, Any] = {
         "ingest_gz_mb": round(mb, 1),
         "ingest_raw_mb": round(floor["raw_bytes"] / 1e6, 1),
         "match_share": match_share,
         "kept_share": round(works["rows"] / max(works["rows"] + works["filtered"], 1), 3),
+        "works_read_by_parse": int(works["in_python"]),
         "ingest_jobs": jobs,
         "ingest_wall_s": round(wall, 1),
         "ingest_one_process_s": round(one, 1),
@@ -231,7 +237,7 @@ def ingest_row(target_mb: float, papers: int, jobs: int, match_share: float) -> 
         "warehouse_mb": round(size / 1e6, 1),
         "warehouse_keep_all_mb": round(size_all / 1e6, 1),
         "ingest_rerun_s": round(rerun, 1),
-        "ingest_rerun_skipped": again.count("already in"),
+        "ingest_rerun_skipped": again.count(", skipped\n"),
     }
     for kind, entry in sorted(kinds.items()):
         key = kind.replace("-", "_")
