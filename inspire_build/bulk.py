@@ -525,6 +525,7 @@ def _stage_works(
                 "listed_references": paper.reference_count,
             }
             out.write(orjson.dumps(_line(paper, paper.ids.openalex, **facets)) + b"\n")
+    bulk_works.forget(con)  # a whole part, with --keep-all: not held past its file
     if parsed:
         bulk_table.stage_records(con, written, more=True)
     return filtered, parsed

@@ -214,6 +214,11 @@ def irregular(con: duckdb.DuckDBPyConnection, batch: int = 10_000) -> Iterator[d
     yield from _rows(con, IRREGULAR, ("primary_field", "on_arxiv", "work"), batch)
 
 
+def forget(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the last ``scan``'s kept works (the rows ``stage`` wrote stay in ``staged``)."""
+    con.execute("DROP TABLE IF EXISTS works_kept")
+
+
 def papers(con: duckdb.DuckDBPyConnection) -> Iterator[dict[str, Any]]:
     """Every kept work of the last ``scan``, in order: ``primary_field``, ``on_arxiv``, and
     ``paper`` (the Paper JSON ``stage`` writes) for a regular work, else ``work`` (what
