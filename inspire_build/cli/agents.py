@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import os
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -105,10 +106,19 @@ class _LlmChoice:
 def agent_run(
     ctx: typer.Context,
     agent: Annotated[str, typer.Option("--agent", help="bm25-brief, multi-query or llm.")],
-    out_path: Annotated[Path, typer.Option("--out", help="Run file to write (JSONL).")],
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Run file to write (JSONL); default: a new file under run/agents/."
+        ),
+    ] = None,
     trajectories: Annotated[
-        Path, typer.Option("--trajectories", help="Trajectory file to write (JSONL).")
-    ],
+        Path | None,
+        typer.Option(
+            "--trajectories",
+            help="Trajectory file to write (JSONL); default: beside the default run file.",
+        ),
+    ] = None,
     split: SplitOption = "eval",
     version: VersionOption = None,
     backend: BackendOption = "local",
@@ -134,6 +144,7 @@ def agent_run(
     from inspire_build.env import agents, run
 
     check_split(ctx, split, version, warehouse_path)
+    out_path, trajectories = _run_files(agent, split, out_path, trajectories)
     mode: SourceMode | None = "replay" if offline else None
     where = (split, version, backend, budget)
     llm = _LlmChoice(model, base_url, api_key_env, concurrency, instance_timeout)
@@ -167,6 +178,20 @@ def agent_run(
         f"{agent}: {len(envs)} instance(s) of {chosen}, {calls} tool call(s) on {backend}; "
         f"wrote {out_path} and {trajectories}"
     )
+
+
+def _run_files(
+    agent: str, split: str, out_path: Path | None, trajectories: Path | None
+) -> tuple[Path, Path]:
+    """--out and --trajectories, else two new files under run/agents/, named by the agent, the
+    split and the time: a rerun never overwrites an earlier run's."""
+    if (out_path is None) != (trajectories is None):
+        raise InputError("give both --out and --trajectories, or neither (both go to run/agents/)")
+    if out_path is not None and trajectories is not None:
+        return out_path, trajectories
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    stem = Path("run", "agents", f"{agent}-{split}-{stamp}")
+    return Path(f"{stem}.jsonl"), Path(f"{stem}.trajectories.jsonl")
 
 
 def _agent_run_llm(

@@ -59,3 +59,23 @@ def test_the_agents_settings_take_the_commands_model_endpoint_and_key_over_the_e
     assert chosen.llm_api_key is not None
     assert chosen.llm_api_key.get_secret_value() == "sk-test-key"
     assert "sk-test-key" not in repr(chosen)
+
+
+def test_without_out_and_trajectories_a_run_gets_new_files_under_run_agents() -> None:
+    from inspire_build.cli.agents import _run_files
+
+    first = _run_files("llm", "eval", None, None)
+    second = _run_files("llm", "eval", None, None)
+    assert first[0].parent == Path("run", "agents") and first[0].name.startswith("llm-eval-")
+    assert str(first[1]) == str(first[0]).removesuffix(".jsonl") + ".trajectories.jsonl"
+    assert first != second  # a rerun keeps the earlier run's files
+    given = (Path("a.jsonl"), Path("b.jsonl"))
+    assert _run_files("llm", "eval", *given) == given
+
+
+def test_out_without_trajectories_is_refused(tmp_path: Path) -> None:
+    asked = ["agent", "run", "--agent", "bm25-brief", "--out", str(tmp_path / "r.jsonl")]
+    result = CliRunner().invoke(app, [*asked, "--warehouse", str(tmp_path / "w.duckdb")])
+    assert isinstance(result.exception, InputError), result.output
+    assert "both --out and --trajectories" in str(result.exception)
+    assert not (tmp_path / "w.duckdb").exists()
