@@ -1,6 +1,6 @@
 """The LLM agent on a Sandbox build, against the sandbox's emulated model playing an agent: every
 instance run within its budget, nothing exposed on or after a cutoff, the run scored with its
-trajectories; and with the emulated model's seeded malformed calls, refusals and a timeout, each
+trajectories; and with a timeout, a malformed call and a refusal planted on three briefs, each
 failure an empty submission, counted, and the same run file at one and eight instances at once.
 
 The split is built once, by ``test_env_sandbox``'s module fixture (its world, warehouse and
@@ -106,22 +106,29 @@ def test_agent_run_llm_on_the_sandbox_keeps_the_rules_and_scores(
     assert aggregate["exposed_gain"] >= aggregate["selected_gain"] >= aggregate["ndcg@10"]
 
 
+def _own_text(brief: str, briefs: list[str], size: int = 60) -> str:
+    """A piece of ``brief`` that no other brief holds (briefs share their frame's words)."""
+    pieces = (brief[i : i + size] for i in range(0, max(1, len(brief) - size), 10))
+    own = next((p for p in pieces if sum(p in other for other in briefs) == 1), None)
+    assert own is not None, brief
+    return own
+
+
 @pytest.fixture(scope="module")
 def faulty(built: tuple[Path, Path, str]) -> Iterator[str]:
-    """A second sandbox on the same world whose emulated agent plants malformed calls and
-    refusals, and times out on one brief."""
+    """A second sandbox on the same world whose emulated agent times out on one brief, makes a
+    malformed call (arguments that are not JSON) on another and refuses a third. Planted by
+    the briefs' text, not by rates: each warehouse's secret cutoff offsets change the
+    conversations, so seeded rates would fail a different share of instances on each clean
+    clone (and at times every one)."""
     path, root, _ = built
     con = duckdb.connect(str(path), read_only=True)
-    brief = con.execute("SELECT brief FROM eval_latest ORDER BY instance_id LIMIT 1").fetchone()
+    rows = con.execute("SELECT brief FROM eval_latest ORDER BY instance_id").fetchall()
+    briefs = [str(b) for (b,) in rows]
     con.close()
-    assert brief is not None
-    llm = OpenAIConfig(
-        seed=3,
-        agent_malformed_rate=0.05,
-        agent_refusal_rate=0.1,
-        triggers=((str(brief[0])[:60], "timeout"),),
-        timeout_s=3.0,
-    )
+    faults = ("timeout", "invalid_json", "refusal")
+    planted = tuple(zip([_own_text(b, briefs) for b in briefs[:3]], faults, strict=True))
+    llm = OpenAIConfig(seed=3, triggers=planted, timeout_s=3.0)
     config = sandbox.SandboxConfig(time_scale=1000, openai=llm)
     with sandbox.running(world.load(root / "world"), config) as base:
         yield base
@@ -142,9 +149,8 @@ def test_seeded_failures_end_empty_counted_and_concurrency_changes_no_byte(
         files[workers] = (root / f"run-llm-{workers}.jsonl", root / f"traj-llm-{workers}.jsonl")
         run.write_run(done.envs, *files[workers], done.notes())
         failures = done.failures()
-        assert failures.get(Failure.TIMEOUT.value) == 1  # the triggered brief
-        assert failures.get(Failure.MALFORMED.value, 0) >= 1
-        assert failures.get(Failure.REFUSAL.value, 0) >= 1
+        planted = {Failure.TIMEOUT.value: 1, Failure.MALFORMED.value: 1, Failure.REFUSAL.value: 1}
+        assert failures == planted
         for env, outcome in zip(done.envs, done.outcomes, strict=True):
             assert len(env.steps) <= BUDGET
             if outcome.failure is not None:
