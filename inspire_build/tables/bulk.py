@@ -121,11 +121,11 @@ def threads(con: duckdb.DuckDBPyConnection, count: int) -> Iterator[None]:
     the block, then back to what they were."""
     row = con.execute("SELECT current_setting('threads')").fetchone()
     before = int(row[0]) if row else count
-    con.execute(f"SET threads = {int(count)}")  # SET takes no parameter; both are ints
+    con.execute("SET threads = ?", [count])
     try:
         yield
     finally:
-        con.execute(f"SET threads = {int(before)}")
+        con.execute("SET threads = ?", [before])
 
 
 def done_file(con: duckdb.DuckDBPyConnection, path: str) -> tuple[int, int, int] | None:
