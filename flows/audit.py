@@ -3,7 +3,6 @@ does), its report logged and published as a markdown artifact."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +11,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.exceptions import TerminationSignal
 from prefect.states import Cancelled as CancelledState
 
-from flows import console
-from inspire_build import cancellation, split_audit
+from inspire_build import cancellation, prefect_runtime, split_audit
 from inspire_build.errors import Cancelled
 from inspire_build.split_audit import AuditFailed, Given
 from inspire_build.split_audit import settings_for as _settings
@@ -44,7 +42,7 @@ def audit_split(
         )
         return done.passed()
     except (Cancelled, TerminationSignal) as error:
-        stopped = console.as_cancelled(error)
+        stopped = prefect_runtime.as_cancelled(error)
         logger.warning(str(stopped))
         return CancelledState(message=str(stopped))  # the flow run is Cancelled, not Failed
 
@@ -53,19 +51,15 @@ def _audited(split: str, version: str, warehouse_path: str, given: Given) -> boo
     """Run the flow; False when the audit failed, any other failure raised as it was."""
     state = audit_split(split, version, warehouse_path, *given, return_state=True)
     try:
-        return bool(console.outcome(state))
+        return bool(prefect_runtime.outcome(state))
     except AuditFailed:
         return False
 
 
 def main(argv: list[str], warehouse_path: Path | None = None, given: Given = (None, None)) -> int:
-    """``python -m flows.audit [SPLIT...]``: audit each split's latest version (the splits
-    :func:`split_audit.to_audit` chooses: before any flow or Prefect server starts)."""
+    """Audit each split's latest version (the splits :func:`split_audit.to_audit` chooses,
+    before any flow runs); 1 if any failed."""
     settings = _settings(warehouse_path)
     chosen = split_audit.to_audit(settings, argv, given)
     audited = [_audited(s, v, str(settings.warehouse), given) for s, v in chosen]
     return 0 if all(audited) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -17,10 +17,9 @@ from prefect.cache_policies import NO_CACHE
 from prefect.exceptions import TerminationSignal
 from prefect.utilities.annotations import quote
 
-from flows import console
-from inspire_build import dask_runner, driver
+from inspire_build import dask_runner, driver, prefect_runtime
 from inspire_build.config import Settings, get_settings
-from inspire_build.errors import Cancelled, InspireError
+from inspire_build.errors import Cancelled
 
 
 @functools.cache
@@ -82,7 +81,7 @@ class Hooks(driver.Hooks):
         artifacts.create_markdown_artifact(markdown, f"{split}-version", said)
 
     def stopped(self, error: BaseException) -> BaseException:
-        return console.as_cancelled(error)
+        return prefect_runtime.as_cancelled(error)
 
 
 @flow(name="build-split", log_prints=True)
@@ -114,18 +113,6 @@ def build_split(
     try:
         return driver.run(settings, split, label, reviews=apply_reviews, run_id=run_id, hooks=hooks)
     except (Cancelled, TerminationSignal) as error:  # the open transaction rolled back
-        stopped = console.as_cancelled(error)
+        stopped = prefect_runtime.as_cancelled(error)
         hooks.say(str(stopped), warning=True)
         return states.Cancelled(message=str(stopped))  # the flow run is Cancelled, not Failed
-
-
-if __name__ == "__main__":  # python -m flows.build_split [split [limit]]
-    import sys
-
-    console.one_line_errors_in_prefect_console()
-    try:
-        limit = int(sys.argv[2]) if len(sys.argv) > 2 else None
-        build_split(split=sys.argv[1] if len(sys.argv) > 1 else "eval", limit=limit)
-    except InspireError as error:
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(error.exit_code)

@@ -13,8 +13,8 @@ from prefect.deployments.runner import RunnerDeployment
 
 from flows.audit import audit_split
 from flows.build_split import build_split
-from flows.console import one_line_errors_in_prefect_console
 from flows.evaluate import evaluate
+from inspire_build.prefect_runtime import one_line_errors_in_prefect_console
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 that its open transaction rolls back and it records itself cancelled, within seconds; and the
 errors that are told in one line, with no traceback (:func:`told_in_one_line`).
 
-Prefect knows nothing of this module: flows/console.py wires it to Prefect (it makes the SIGTERM
+Prefect knows nothing of this module: prefect_runtime.py wires it to Prefect (it makes the SIGTERM
 handler of a running flow :func:`cancel`).
 """
 
@@ -75,7 +75,7 @@ def signalled() -> bool:
 def as_cancelled(error: BaseException) -> BaseException:
     """The error a build stopped with, as :class:`Cancelled` when a signal stopped it: ours, or
     DuckDB's ``Query interrupted`` (a signal that landed mid-query). (A SIGTERM that Prefect's
-    own handler turned into its TerminationSignal: flows/console.py.)"""
+    own handler turned into its TerminationSignal: prefect_runtime.py.)"""
     if isinstance(error, Cancelled):
         return error
     if _signalled or "Query interrupted" in str(error):

@@ -35,7 +35,7 @@ def watching(watch: Watcher) -> Iterator[None]:
 def bars(console: Any = None, above: Redirect | None = None) -> Iterator[None]:
     """A rich progress bar per stage while the block runs, on stderr when it is a terminal
     (elsewhere the log lines tell the same). What ``above`` redirects (Prefect's console lines,
-    flows/console.py) prints above the bars, line by line."""
+    prefect_runtime.py) prints above the bars, line by line."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 

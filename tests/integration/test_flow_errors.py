@@ -14,6 +14,20 @@ import duckdb
 
 from inspire_build.sandbox import server, world
 
+# The flow called as a served deployment calls it (flows/serve.py sets up Prefect's console so).
+FLOW_ALONE = """import sys
+from flows.build_split import build_split
+from inspire_build.errors import InspireError
+from inspire_build.prefect_runtime import one_line_errors_in_prefect_console
+
+one_line_errors_in_prefect_console()
+try:
+    build_split(split="eval", limit=3)
+except InspireError as error:
+    print(f"error: {error}", file=sys.stderr)
+    sys.exit(error.exit_code)
+"""
+
 
 def test_a_flow_without_a_reachable_source_fails_at_once_in_one_line(
     tmp_path: Path, prefect_api: str
@@ -27,7 +41,7 @@ def test_a_flow_without_a_reachable_source_fails_at_once_in_one_line(
     }
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "flows.build_split", "eval", "3"],
+        [sys.executable, "-c", FLOW_ALONE],
         env=env,
         capture_output=True,
         text=True,

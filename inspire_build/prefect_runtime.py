@@ -1,8 +1,10 @@
 """Prefect in our processes (the CLI's in-process flows, the served deployments): its server,
 its SIGTERM handler and its console, wired to :mod:`inspire_build.cancellation` and
-:mod:`inspire_build.flow_server`. The one module of flows/ that relies on Prefect's private API,
-so it holds for the Prefect that pyproject.toml pins only: with another, it fails at import.
-Prefect itself is imported only as a function here runs (after ``use_project_prefect``)."""
+:mod:`inspire_build.flow_server`. The one module that relies on Prefect's private API, so it
+holds for the Prefect that pyproject.toml pins only: with another, it fails at import. The one
+module of the package that imports Prefect, and only as a function here runs (after
+``use_project_prefect``): the rest of the package runs without it, and flows/ holds only the
+flows, their tasks and their runners."""
 
 from __future__ import annotations
 
@@ -13,19 +15,19 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from inspire_build import cancellation, flow_server
 from inspire_build.errors import Cancelled, InspireError
-from inspire_build.split_audit import Given
 
 PINNED = "3.9"  # pyproject.toml: prefect>=3.9,<3.10
 if not (found := importlib.metadata.version("prefect")).startswith(f"{PINNED}."):
     raise InspireError(
-        f"flows/console.py relies on the private API of Prefect {PINNED}, not {found}'s: install "
-        "the Prefect that pyproject.toml pins, or check this module against the new one"
+        f"inspire_build/prefect_runtime.py relies on the private API of Prefect {PINNED}, not "
+        f"{found}'s: install the Prefect that pyproject.toml pins, or check this module against "
+        "the new one"
     )
 
 
@@ -100,22 +102,3 @@ def outcome(state: Any) -> Any:
     if state.is_cancelled():
         raise Cancelled(state.message or "cancelled")
     return state.result()
-
-
-def run_build(parameters: dict[str, Any], watch: Callable[[Any], Any]) -> Any:
-    """``inspire build``'s runner (its entry point): the build-split flow in this process, its
-    progress shown by ``watch`` with Prefect's console lines above it; the version written."""
-    with in_process():
-        from flows.build_split import build_split
-
-        with watch(printed_through):
-            state = build_split(**parameters, return_state=True)
-        return outcome(state)
-
-
-def run_audit(splits: list[str], warehouse_path: Path, given: Given) -> int:
-    """``inspire audit``'s runner (its entry point): the audit-split flow on each split."""
-    with in_process():
-        from flows.audit import main
-
-        return main(splits, warehouse_path, given)

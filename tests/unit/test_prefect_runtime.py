@@ -1,6 +1,7 @@
-"""flows/console.py, the one module that relies on Prefect's private API: it holds for the pinned
-Prefect only, and says so in one line with another; a SIGTERM while a flow runs cancels it as
-Ctrl-C does; Prefect's console prints through another file for a while (the progress bars)."""
+"""inspire_build/prefect_runtime.py, the one module that relies on Prefect's private API: it
+holds for the pinned Prefect only, and says so in one line with another; a SIGTERM while a flow
+runs cancels it as Ctrl-C does; Prefect's console prints through another file for a while (the
+progress bars)."""
 
 from __future__ import annotations
 
@@ -17,23 +18,23 @@ from pathlib import Path
 
 import pytest
 
-from flows import console
-from inspire_build import cancellation
+from inspire_build import cancellation, prefect_runtime
 from inspire_build.errors import Cancelled, InspireError
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_guard_names_the_pin_of_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     (pin,) = [d for d in project["dependencies"] if re.match(r"prefect\b", d)]
-    assert pin == f"prefect>={console.PINNED},<3.{int(console.PINNED.split('.')[1]) + 1}"
+    pinned = prefect_runtime.PINNED
+    assert pin == f"prefect>={pinned},<3.{int(pinned.split('.')[1]) + 1}"
 
 
 def test_another_prefect_is_refused_at_import(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("importlib.metadata.version", lambda name: "3.10.0")
     with pytest.raises(InspireError, match=r"private API of Prefect 3\.9, not 3\.10\.0's"):
-        runpy.run_path(str(ROOT / "flows" / "console.py"))
+        runpy.run_path(str(ROOT / "inspire_build" / "prefect_runtime.py"))
 
 
 def test_a_sigterm_while_a_flow_runs_cancels_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,14 +43,14 @@ def test_a_sigterm_while_a_flow_runs_cancels_it(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server
     monkeypatch.setattr(engine, "_prefect_sigterm_handler", engine._prefect_sigterm_handler)
-    with console.in_process():
+    with prefect_runtime.in_process():
         assert engine._prefect_sigterm_handler is cancellation.cancel
-    stopped = console.as_cancelled(TerminationSignal(signal=signal.SIGTERM))
+    stopped = prefect_runtime.as_cancelled(TerminationSignal(signal=signal.SIGTERM))
     assert isinstance(stopped, Cancelled) and str(stopped) == "cancelled by SIGTERM"
 
 
 def test_the_temporary_server_is_prefects_own() -> None:
-    command, added = console.server_command(4321)
+    command, added = prefect_runtime.server_command(4321)
     assert "prefect.server.api.server:create_app" in command and "4321" in command
     assert added == {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1"}
 
@@ -61,7 +62,7 @@ def test_prefects_console_prints_through_a_file_for_a_while() -> None:
     logging.getLogger("prefect").addHandler(handler)
     try:
         own, elsewhere = handler.console.file, io.StringIO()
-        with console.printed_through(elsewhere):
+        with prefect_runtime.printed_through(elsewhere):
             assert handler.console.file is elsewhere
         assert handler.console.file is own
     finally:
@@ -70,9 +71,9 @@ def test_prefects_console_prints_through_a_file_for_a_while() -> None:
 
 IN_A_FRESH_PROCESS = """
 import logging
-from flows import console
+from inspire_build import prefect_runtime
 from inspire_build import cancellation
-with console.in_process():
+with prefect_runtime.in_process():
     pass
 handlers = logging.getLogger().handlers + logging.getLogger("prefect").handlers
 consoles = [h for h in handlers if type(h).__name__ == "PrefectConsoleHandler"]
