@@ -4,9 +4,11 @@ tables against the same build from the APIs.
 Run: .venv/bin/python bench/bulk_scale.py [--ingest-mb 1024] [--match-share 1.0] [--jobs 2]
 [--targets 200] [--papers 8000] [--time-scale 20]
 
-- **Ingest.** A sandbox world's OpenAlex works and S2 citations, copied with fresh IDs until the
-  gzip parts reach ``--ingest-mb`` MB; a share ``1 - --match-share`` of the works is moved out of
-  what the ingest keeps (a primary topic in Medicine, no arXiv location). On the same files:
+- **Ingest.** A sandbox world's OpenAlex works, S2 papers and S2 citations, copied with fresh IDs
+  until the gzip parts reach ``--ingest-mb`` MB; a share ``1 - --match-share`` of the papers is
+  moved out of what the ingest keeps: the work gets a primary topic in Medicine and no arXiv
+  location, the S2 paper no arXiv ID, so that the citations it makes are filtered out too. On
+  the same files:
   ``zcat | wc -c`` (GNU gzip in a subprocess, the floor: decompressing and counting the bytes)
   and Python's gzip streaming; ``inspire snapshot ingest`` (a subprocess) with ``--jobs``
   processes and the default filter, then with ``--keep-all`` (every work parsed, as before the
@@ -38,13 +40,14 @@ from typing import Any
 import orjson
 from build import measure
 
-from inspire_build.sandbox import world
+from inspire_build.sandbox import bulk_files, world
 from inspire_build.sandbox.server import Sandbox, SandboxConfig
 from inspire_build.sources import openalex
 
 RELEASE = dt.date(2027, 1, 1)
 OUTSIDE_FIELD = {"id": "https://openalex.org/fields/27", "display_name": "Medicine"}
 PART_MB = 64  # uncompressed bytes per part, about as the real snapshot's parts are cut
+KINDS = ("openalex-works", "s2-papers", "s2-citations")
 
 
 def _outside(work: dict[str, Any]) -> dict[str, Any]:
@@ -59,12 +62,14 @@ def _outside(work: dict[str, Any]) -> dict[str, Any]:
 def _copies(
     generated: world.World, match_share: float
 ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """Endless copies of the world's works and citations, each copy with IDs of its own; a
-    seeded ``1 - match_share`` of the works moved outside the ingest's filter."""
+    """Endless copies of the world's works, S2 papers and citations, each copy with IDs of its
+    own; a seeded ``1 - match_share`` of the papers moved outside the ingest's filter (the work
+    and the S2 paper alike)."""
     dice = random.Random(0)
     sandbox = Sandbox(generated, SandboxConfig())
     records = [r for r in generated.records if r.hostile is None]
     works = [sandbox.work(r) for r in records]
+    papers = [bulk_files.s2_row(r, sandbox.paper(r)) for r in records]
     cites = [
         (r.corpus_id, sandbox.by_key[c.cites].corpus_id, c.influential, c.contexts, c.intents)
         for r in records
@@ -74,15 +79,23 @@ def _copies(
     while True:
         copy += 1
         shift = copy * 10**9
+        matched = [dice.random() < match_share for _ in works]
         yield (
             "works",
             [
                 {
-                    **(w if dice.random() < match_share else _outside(w)),
+                    **(w if keep else _outside(w)),
                     "id": f"{w['id']}{copy:03d}",
                     "doi": f"https://doi.org/10.9999/c{copy}.{i}",
                 }
-                for i, w in enumerate(works)
+                for i, (w, keep) in enumerate(zip(works, matched, strict=True))
+            ],
+        )
+        yield (
+            "papers",
+            [
+                _paper(p, copy, i, keep)
+                for i, (p, keep) in enumerate(zip(papers, matched, strict=True))
             ],
         )
         yield (
@@ -100,19 +113,29 @@ def _copies(
         )
 
 
+def _paper(row: dict[str, Any], copy: int, number: int, matched: bool) -> dict[str, Any]:
+    """An S2 ``papers`` line of a copy: its corpus ID shifted as the copy's citations are, the
+    DOI its work's; no arXiv ID when its work was moved outside the filter."""
+    external = {k: v for k, v in (row["externalids"] or {}).items() if matched or k != "ArXiv"}
+    corpus = row["corpusid"] + copy * 10**9
+    external |= {"CorpusId": str(corpus), "DOI": f"10.9999/c{copy}.{number}"}
+    return {**row, "corpusid": corpus, "externalids": external}
+
+
 def generate(folder: Path, target_mb: float, papers: int, match_share: float) -> dict[str, int]:
-    """Gzip parts under ``folder`` (OpenAlex ``works`` and S2 ``citations``) until they hold
-    ``target_mb`` MB; returns the bytes written and rows per kind."""
+    """Gzip parts under ``folder`` (OpenAlex ``works``, S2 ``papers`` and ``citations``) until
+    they hold ``target_mb`` MB; returns the bytes written and rows per kind."""
     generated = world.generate(world.WorldConfig(seed=0, papers=papers))
     out = {
         "works": folder / "openalex" / "works" / f"updated_date={RELEASE}",
+        "papers": folder / "s2" / RELEASE.isoformat() / "papers",
         "citations": folder / "s2" / RELEASE.isoformat() / "citations",
     }
     for path in out.values():
         path.mkdir(parents=True)
-    written, rows = 0, {"works": 0, "citations": 0}
-    parts = {"works": 0, "citations": 0}
-    buffers: dict[str, list[bytes]] = {"works": [], "citations": []}
+    written, rows = 0, dict.fromkeys(out, 0)
+    parts = dict.fromkeys(out, 0)
+    buffers: dict[str, list[bytes]] = {kind: [] for kind in out}
     for kind, batch in _copies(generated, match_share):
         buffers[kind] += [orjson.dumps(row) + b"\n" for row in batch]
         rows[kind] += len(batch)
@@ -148,19 +171,19 @@ def ingest(folder: Path, warehouse: Path, jobs: int, *more: str) -> tuple[float,
 
 
 def per_kind(stdout: str) -> dict[str, dict[str, float]]:
-    """Sum the per-file lines of ``snapshot ingest`` by kind: rows, MB, seconds, the works
-    filtered out and those read by ``openalex.parse`` (not SQL)."""
+    """Sum the per-file lines of ``snapshot ingest`` by kind: rows, MB, seconds, the rows
+    filtered out and the works read by ``openalex.parse`` (not SQL)."""
     sums: dict[str, dict[str, float]] = {}
     for line in stdout.splitlines():
-        if ": openalex-works, " not in line and ": s2-citations, " not in line:
+        kind = next((k for k in KINDS if f": {k}, " in line), None)
+        if kind is None:
             continue
-        kind = "openalex-works" if "openalex-works" in line else "s2-citations"
         tail = line.split(f"{kind}, ", 1)[1]
         rows = float(tail.split(" rows")[0].replace(",", ""))
         dropped = tail.split(" filtered out")[0].rsplit("(", 1)[-1] if "filtered" in tail else "0"
         mb = float(tail.split(", ")[1].split(" MB")[0])
         seconds = float(tail.split(" MB in ")[1].split(" s")[0])
-        parsed = tail.split("; ")[1].split(" works read by parse")[0] if "by parse" in tail else "0"
+        parsed = tail.split("; ")[1].split(" ")[0] if "by parse" in tail else "0"
         entry = sums.setdefault(
             kind, {"rows": 0.0, "mb": 0.0, "seconds": 0.0, "filtered": 0.0, "in_python": 0.0}
         )
@@ -201,7 +224,8 @@ def ingest_row(target_mb: float, papers: int, jobs: int, match_share: float) -> 
         made = generate(root / "dumps", target_mb, papers, match_share)
         print(
             f"generated {made['bytes'] / 1e6:,.0f} MB of gzip parts ({made['works']:,} works, "
-            f"{made['citations']:,} citations, match share {match_share}) in "
+            f"{made['papers']:,} S2 papers, {made['citations']:,} citations, match share "
+            f"{match_share}) in "
             f"{time.perf_counter() - started:.0f} s",
             flush=True,
         )
@@ -218,11 +242,13 @@ def ingest_row(target_mb: float, papers: int, jobs: int, match_share: float) -> 
         size_all = (root / "all.duckdb").stat().st_size
     mb = made["bytes"] / 1e6
     works = kinds.get("openalex-works", {"rows": 0.0, "filtered": 0.0, "in_python": 0.0})
+    cites = kinds.get("s2-citations", {"rows": 0.0, "filtered": 0.0})
     figures: dict[str, Any] = {
         "ingest_gz_mb": round(mb, 1),
         "ingest_raw_mb": round(floor["raw_bytes"] / 1e6, 1),
         "match_share": match_share,
         "kept_share": round(works["rows"] / max(works["rows"] + works["filtered"], 1), 3),
+        "citations_kept_share": round(cites["rows"] / max(cites["rows"] + cites["filtered"], 1), 3),
         "works_read_by_parse": int(works["in_python"]),
         "ingest_jobs": jobs,
         "ingest_wall_s": round(wall, 1),

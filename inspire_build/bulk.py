@@ -8,13 +8,16 @@ Works and papers are the Papers the sources' own ``parse`` functions give, so a 
 the Paper the API would have given. The snapshot's works are tested in DuckDB first (a
 :class:`WorkFilter`): only those a build can ask for are kept, and the kept works regular
 enough for SQL are made Paper records in SQL, set-based (``tables/bulk_works.py``); the others
-go to ``openalex.parse``, and are counted. The works filtered out are counted in each file's
-row. Each ``.gz`` file is read once: decompressed whole (its gzip CRC and end checked) into the
-ingest's temporary folder, a file or two ahead of the one being written, and loaded from there.
-Each file is ingested in one transaction with its ``bulk_files`` row: a rerun skips the files
-already in (same size and modification time; a file that left works out is read again to keep
-all of them), and a file that cannot be read whole (a truncated ``.gz``, a malformed line) is
-refused, naming it, with nothing of it written and every earlier file kept.
+go to ``openalex.parse``, and are counted. The S2 citations are kept only when their citing
+paper's S2 record is on arXiv (``tables.bulk.load_citations``): an ingest therefore reads the
+citations files after every other file, and a papers file's arrival reads the filtered
+citations files again after it. The rows filtered out are counted in each file's row. Each
+``.gz`` file is read once: decompressed whole (its gzip CRC and end checked) into the ingest's
+temporary folder, a file or two ahead of the one being written, and loaded from there. Each
+file is ingested in one transaction with its ``bulk_files`` row: a rerun skips the files
+already in (same size and modification time; a file that left rows out is read again to keep
+all of them under ``--keep-all``), and a file that cannot be read whole (a truncated ``.gz``, a
+malformed line) is refused, naming it, with nothing of it written and every earlier file kept.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from inspire_build.errors import DataFileError, InputError
 from inspire_build.models import Paper, Source
 from inspire_build.sources import arxiv, openalex, semanticscholar
 from inspire_build.tables import bulk as bulk_table
-from inspire_build.tables import bulk_works
+from inspire_build.tables import bulk_papers, bulk_works
 
 
 class Kind(StrEnum):
@@ -128,7 +131,10 @@ class WorkFilter:
     """Which of the OpenAlex snapshot's works an ingest keeps: those on arXiv, and those whose
     primary topic's field is one of ``fields``. A split's candidates (its fields, on arXiv) are
     among them, and so are most works they cite, which lineage asks for by ID; a work it asks
-    for that was filtered out is asked of the API. ``fields`` None keeps every work."""
+    for that was filtered out is asked of the API. The S2 citations kept are those of the
+    papers whose S2 record is on arXiv (has an arXiv ID): a build asks the bulk tables for the
+    reference lists of its targets alone, which are on arXiv; a list they may lack is asked of
+    the API (``tables.bulk.citations``). ``fields`` None keeps every work and citation."""
 
     fields: tuple[int, ...] | None
 
@@ -141,8 +147,11 @@ class WorkFilter:
 
     def describe(self) -> str:
         if self.fields is None:
-            return "every work kept"
-        return f"works kept: on arXiv, or of primary field {', '.join(map(str, self.fields))}"
+            return "every work and citation kept"
+        return (
+            f"works kept: on arXiv, or of primary field {', '.join(map(str, self.fields))}; "
+            "S2 citations kept: those of papers on arXiv"
+        )
 
 
 KEEP_ALL = WorkFilter(None)
@@ -240,8 +249,8 @@ class Ingested:
     bytes: int
     seconds: float
     skipped: bool = False  # already in, unchanged
-    filtered: int = 0  # works read and not kept (WorkFilter)
-    in_python: int = 0  # kept works SQL does not read, parsed by openalex.parse
+    filtered: int = 0  # works or citations read and not kept (WorkFilter)
+    in_python: int = 0  # kept works or S2 papers SQL does not read, parsed in Python
 
     @property
     def mb_per_s(self) -> float:
@@ -252,7 +261,8 @@ class Ingested:
             return f"{self.path}: already in ({self.rows:,} rows), skipped"
         per_s = (self.rows + self.filtered) / max(self.seconds, 1e-9)
         dropped = f" ({self.filtered:,} filtered out)" if self.filtered else ""
-        parsed = f"; {self.in_python:,} works read by parse" if self.in_python else ""
+        what = "papers" if self.kind is Kind.S2_PAPERS else "works"
+        parsed = f"; {self.in_python:,} {what} read by parse" if self.in_python else ""
         return (
             f"{self.path}: {self.kind.value}, {self.rows:,} rows{dropped}, "
             f"{self.bytes / 1e6:.1f} MB in "
@@ -275,15 +285,12 @@ def ingest(
     name; ``works`` says which snapshot works are kept. While one file is written, the next are
     decompressed (and, for the kinds parsed in Python, parsed): in a thread of this process with
     ``jobs`` 1, else in ``jobs`` worker processes."""
-    planned = [(path, kind or kind_of(path), release_of(path) or release) for path in expand(paths)]
-    undated = [str(path) for path, _, day in planned if day is None]
-    if undated:
-        raise InputError(
-            f"no release date for {', '.join(undated[:3])}{' …' if len(undated) > 3 else ''}: "
-            "its path names none (updated_date=YYYY-MM-DD, or a YYYY-MM-DD folder); pass --release"
-        )
+    planned = _planned(paths, kind, release)
     held = {str(p.resolve()): bulk_table.done_file(con, str(p.resolve())) for p, _, _ in planned}
     todo = [i for i, (p, _, _) in enumerate(planned) if not _done(held[str(p.resolve())], p, works)]
+    if works.fields is not None:
+        arrive = any(planned[i][1] is Kind.S2_PAPERS for i in todo)
+        planned, todo = _citations_again(con, planned, todo, held, arrive)
     done = []
     with (
         bulk_table.threads(con, _threads(jobs)),
@@ -307,6 +314,46 @@ def ingest(
             if say is not None:
                 say(result)
     return done
+
+
+def _planned(
+    paths: Sequence[str], kind: Kind | None, release: dt.date | None
+) -> list[tuple[Path, Kind, dt.date | None]]:
+    """The files under ``paths``, each with its kind and release, in ``expand``'s order except
+    that the S2 citations come last: which of them are kept depends on the S2 papers held."""
+    planned = [(path, kind or kind_of(path), release_of(path) or release) for path in expand(paths)]
+    undated = [str(path) for path, _, day in planned if day is None]
+    if undated:
+        raise InputError(
+            f"no release date for {', '.join(undated[:3])}{' …' if len(undated) > 3 else ''}: "
+            "its path names none (updated_date=YYYY-MM-DD, or a YYYY-MM-DD folder); pass --release"
+        )
+    return sorted(planned, key=lambda planned: planned[1] is Kind.S2_CITATIONS)  # stable
+
+
+def _citations_again(
+    con: duckdb.DuckDBPyConnection,
+    planned: list[tuple[Path, Kind, dt.date | None]],
+    todo: list[int],
+    held: dict[str, tuple[int, int, int] | None],
+    papers_arrive: bool,
+) -> tuple[list[tuple[Path, Kind, dt.date | None]], list[int]]:
+    """The citations files ingested with citations filtered out that are read again, after the
+    papers: every one when S2 papers arrive (a paper may be on arXiv now), else those filtered
+    before an earlier ingest's papers; those of earlier ingests too while their file is still
+    there (one that is gone leaves its papers' lists to the API: ``tables.bulk.citations``)."""
+    named = {str(p.resolve()): i for i, (p, _, _) in enumerate(planned)}
+    again = set(todo)
+    for path, day, stale in bulk_table.filtered_citations(con):
+        if not (papers_arrive or stale):
+            continue
+        if path not in named and Path(path).is_file():
+            held[path] = bulk_table.done_file(con, path)
+            named[path] = len(planned)
+            planned = [*planned, (Path(path), Kind.S2_CITATIONS, day)]
+        if path in named:
+            again.add(named[path])
+    return planned, sorted(again)
 
 
 def _threads(jobs: int) -> int:
@@ -343,7 +390,11 @@ class Staged:
 
     def discard(self) -> None:
         """Remove what staging and loading wrote; the file itself stays."""
-        for written in (self.records, self.scratch.with_suffix(".works.jsonl")):
+        for written in (
+            self.records,
+            self.scratch.with_suffix(".works.jsonl"),
+            self.scratch.with_suffix(".papers.jsonl"),
+        ):
             if written is not None:
                 written.unlink(missing_ok=True)
         if self.copied:
@@ -437,6 +488,11 @@ def _ingest_file(
             if kind is Kind.OPENALEX_WORKS:
                 filtered, in_python = _stage_works(con, path, staged, works)
                 rows = bulk_table.load_staged(con, name, release)
+            elif kind is Kind.S2_PAPERS:
+                in_python = _stage_papers(con, path, staged)
+                rows = bulk_table.load_staged(con, name, release)
+            elif kind is Kind.S2_CITATIONS and works.fields is not None:
+                rows, filtered = bulk_table.load_citations(con, staged.data, name, release)
             elif staged.records is None:
                 rows = bulk_table.load(con, kind.value, staged.data, name, release)
             else:
@@ -462,7 +518,6 @@ def _ingest_file(
 
 
 _PARSERS: dict[Kind, Callable[[Mapping[str, str | None]], Paper]] = {
-    Kind.S2_PAPERS: s2_paper,
     Kind.ARXIV_METADATA: arxiv_paper,
 }
 
@@ -529,3 +584,29 @@ def _stage_works(
     if parsed:
         bulk_table.stage_records(con, written, more=True)
     return filtered, parsed
+
+
+def _stage_papers(con: duckdb.DuckDBPyConnection, path: Path, staged: Staged) -> int:
+    """The S2 papers of ``path`` staged (``staged``, a temporary table), each with whether it
+    is on arXiv (has an arXiv ID: its citations are the ones a filtered ingest keeps): the
+    regular ones by SQL, set-based, the others parsed by ``s2_paper``. Returns the papers
+    parsed in Python."""
+    bulk_papers.scan(con, staged.data)
+    bulk_papers.stage(con)
+    parsed, written = 0, staged.scratch.with_suffix(".papers.jsonl")
+    with written.open("wb") as out:
+        for parsed, row in enumerate(bulk_papers.irregular(con), 1):
+            try:
+                paper = s2_paper(row)
+            except (ValueError, TypeError) as error:
+                raise DataFileError(
+                    f"{path}: paper {parsed} SQL does not read: not an S2 paper ({error})"
+                ) from None
+            if paper.ids.corpus_id is None:
+                raise DataFileError(f"{path}: paper {parsed} SQL does not read has no CorpusId")
+            facets = {"on_arxiv": paper.ids.arxiv is not None}
+            out.write(orjson.dumps(_line(paper, paper.ids.corpus_id, **facets)) + b"\n")
+    bulk_papers.forget(con)
+    if parsed:
+        bulk_table.stage_records(con, written, more=True)
+    return parsed

@@ -136,8 +136,9 @@ def snapshot_ingest(
         bool,
         typer.Option(
             "--keep-all",
-            help="Keep every OpenAlex work; by default only those on arXiv or of a configured "
-            "split's field are kept, and the rest counted as filtered out.",
+            help="Keep every OpenAlex work and S2 citation; by default only the works on arXiv "
+            "or of a configured split's field, and the citations of S2 papers on arXiv, are kept, "
+            "and the rest counted as filtered out.",
             metavar="",
         ),
     ] = False,
@@ -149,7 +150,7 @@ def snapshot_ingest(
     released = _release(release)
     root: _Context = ctx.obj
     works = bulk.WorkFilter.of(root.settings.splits.values(), keep_all)
-    out.print(f"OpenAlex works: {works.describe()}")
+    out.print(f"Filter: {works.describe()}")
     with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path, create=True)) as con:
         done = bulk.ingest(
             con, paths, kind=kind, release=released, say=lambda r: out.print(r.line()), jobs=jobs,
@@ -160,7 +161,7 @@ def snapshot_ingest(
     megabytes = sum(r.bytes for r in new) / 1e6
     out.print(
         f"{len(new)} file(s) ingested, {len(done) - len(new)} already in: "
-        f"{sum(r.rows for r in new):,} rows, {sum(r.filtered for r in new):,} works filtered out, "
+        f"{sum(r.rows for r in new):,} rows, {sum(r.filtered for r in new):,} filtered out, "
         f"{megabytes:.1f} MB in {seconds:.1f} s"
     )
 

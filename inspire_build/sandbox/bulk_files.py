@@ -44,7 +44,7 @@ def write(world: World, folder: Path, release: dt.date, *, per_part: int = 5000)
     s2 = folder / "s2" / day
     files: list[Path] = []
     files += _parts(works, "part_{:03d}.gz", (sandbox.work(r) for r in records), per_part)
-    rows = [_s2_row(r, sandbox.paper(r)) for r in records]
+    rows = [s2_row(r, sandbox.paper(r)) for r in records]
     files += _parts(s2 / "papers", "part-{:03d}.jsonl.gz", iter(rows), per_part)
     abstracts = (
         {"corpusid": r.corpus_id, "abstract": a}
@@ -80,7 +80,7 @@ def _flush(path: Path, lines: list[bytes]) -> Path:
     return path
 
 
-def _s2_row(record: Record, paper: dict[str, Any]) -> dict[str, Any]:
+def s2_row(record: Record, paper: dict[str, Any]) -> dict[str, Any]:
     """A Graph API paper -> the Datasets ``papers`` line: lower-case names, the CorpusId a
     string, the key and url always there (a hostile record's other fields stay as served)."""
     external = paper["externalIds"]

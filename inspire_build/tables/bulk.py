@@ -1,4 +1,4 @@
-"""The bulk tables (migrations 0016, 0026): reading the distributions' files with DuckDB, with
+"""The bulk tables (migrations 0016, 0026, 0027): reading the distributions' files with DuckDB, with
 explicit columns, and writing what they hold; then the lookups a build makes in them."""
 
 from __future__ import annotations
@@ -152,6 +152,50 @@ def load(
     return int(inserted[0]) if inserted else 0
 
 
+# The S2 citations an ingest keeps: every one, or those whose citing paper's S2 record is on
+# arXiv (the papers a build can ask the reference list of); the others are counted. A citation
+# without a citing ID is kept, so that the table's NOT NULL refuses the file as before.
+_KEPT_CITATIONS = ", ".join(f"CASE WHEN keep THEN {c} END AS {c}" for c in COLUMNS["s2-citations"])
+_ON_ARXIV = (
+    "SELECT TRY_CAST(record_id AS BIGINT) FROM bulk_records WHERE source = 's2' AND on_arxiv"
+)
+_CITATIONS_SCAN = (
+    f"CREATE OR REPLACE TEMP TABLE citations_scan AS SELECT keep, {_KEPT_CITATIONS} FROM "  # noqa: S608
+    f"(SELECT *, (citingcorpusid IS NULL OR citingcorpusid IN ({_ON_ARXIV})) AS keep "
+    f"FROM {reader(COLUMNS['s2-citations'])})"
+)
+_CITATIONS_KEPT = (
+    "INSERT INTO bulk_citations SELECT citingcorpusid, citedcorpusid, isinfluential, contexts, "
+    "intents, ? AS file, ? AS release FROM citations_scan WHERE keep"
+)
+
+
+def load_citations(
+    con: duckdb.DuckDBPyConnection, data: Path, path: str, release: dt.date | None
+) -> tuple[int, int]:
+    """Load an S2 ``citations`` file from ``data`` (its JSON Lines, not compressed), as the file
+    ``path``, keeping the citations of the papers whose S2 record is on arXiv (held already:
+    the papers come first in an ingest). Returns (citations kept, citations filtered out)."""
+    con.execute(_CITATIONS_SCAN, [str(data)])
+    row = con.execute("SELECT count(*) FILTER (WHERE NOT keep) FROM citations_scan").fetchone()
+    inserted = con.execute(_CITATIONS_KEPT, [path, release]).fetchone()
+    con.execute("DROP TABLE citations_scan")
+    return (int(inserted[0]) if inserted else 0), (int(row[0]) if row else 0)
+
+
+def filtered_citations(
+    con: duckdb.DuckDBPyConnection,
+) -> list[tuple[str, dt.date | None, bool]]:
+    """(path, release, stale) of the S2 citations files ingested with citations filtered out;
+    ``stale``: an S2 papers file was ingested after it."""
+    rows = con.execute(
+        "SELECT path, release, ingested_at < (SELECT max(ingested_at) FROM bulk_files "
+        "WHERE kind = 's2-papers') FROM bulk_files WHERE kind = 's2-citations' "
+        "AND filtered_out > 0 ORDER BY path"
+    ).fetchall()
+    return [(str(p), r, bool(s)) for p, r, s in rows]
+
+
 _STAGED = (
     "read_json(?, format = 'newline_delimited', columns = {'source': 'VARCHAR', "
     "'record_id': 'VARCHAR', 'paper': 'JSON', 'ids': 'VARCHAR[][]', 'primary_field': 'INTEGER', "
@@ -230,12 +274,21 @@ def records_by_id(
 def citations(con: duckdb.DuckDBPyConnection, corpus_id: int) -> list[tuple[Any, ...]] | None:
     """The S2 Datasets' citations of one citing paper, each with the cited paper's record:
     (cited corpus ID, influential, contexts, intents, Paper JSON or None, abstract). None when
-    the release does not hold the citing paper at all."""
+    the release does not hold the citing paper at all, or when its citations may have been
+    filtered out: some citations file was filtered (``load_citations``) and the paper's record
+    is not on arXiv, or was written after the first such file (it may have become on arXiv
+    since; an ingest of papers reads the filtered citations files again after them)."""
     cursor = con.cursor()
     held = cursor.execute(
-        "SELECT 1 FROM bulk_records WHERE source = 's2' AND record_id = ?", [str(corpus_id)]
+        "SELECT r.on_arxiv, f.ingested_at, (SELECT min(ingested_at) FROM bulk_files "
+        "WHERE kind = 's2-citations' AND filtered_out > 0) FROM bulk_records r "
+        "LEFT JOIN bulk_files f ON f.path = r.file WHERE r.source = 's2' AND r.record_id = ?",
+        [str(corpus_id)],
     ).fetchone()
     if held is None:
+        return None
+    on_arxiv, written, filtered_since = held
+    if filtered_since is not None and not (on_arxiv and written and written < filtered_since):
         return None
     return cursor.execute(
         "SELECT c.cited_corpus_id, c.is_influential, c.contexts, c.intents, r.paper, a.abstract "

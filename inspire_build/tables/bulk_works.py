@@ -48,7 +48,7 @@ FILTERED = "SELECT count(*) FILTER (WHERE NOT keep), count(*) FROM works_scan"
 
 # A new-style arXiv ID (ids._ARXIV_NEW and _new_style_is_valid): YYMM from 0704 on, a
 # four-digit number until 1412 and a five-digit one from 1501; the version is dropped.
-_MACROS = (
+MACROS = (
     "CREATE OR REPLACE TEMP MACRO bulk_arxiv_new(s) AS CASE WHEN "
     "regexp_full_match(s, '[0-9]{4}\\.[0-9]{4,5}(?:v[1-9][0-9]*)?') "
     "AND TRY_CAST(s[3:4] AS INTEGER) BETWEEN 1 AND 12 AND s[1:4] >= '0704' "
@@ -195,7 +195,7 @@ def scan(
 ) -> tuple[int, int]:
     """Test every work of ``path`` (JSON Lines, not compressed) and hold the kept ones (every
     one when ``fields`` is None): returns (works filtered out, works read)."""
-    con.execute(_MACROS)
+    con.execute(MACROS)
     con.execute(SCAN, {"path": str(path), "keep_all": fields is None, "fields": list(fields or [])})
     row = con.execute(FILTERED).fetchone()
     con.execute(KEPT, _BOUND)
