@@ -14,6 +14,9 @@ from uuid import UUID
 
 from prefect import artifacts, flow, get_run_logger, runtime, states, task
 from prefect.cache_policies import NO_CACHE
+from prefect.client.orchestration import SyncPrefectClient
+from prefect.client.schemas.actions import ArtifactUpdate
+from prefect.context import FlowRunContext
 from prefect.exceptions import TerminationSignal
 from prefect.utilities.annotations import quote
 
@@ -49,6 +52,8 @@ class Hooks(driver.Hooks):
 
     def __init__(self, split: str) -> None:
         self.logger, self.split, self.shown = get_run_logger(), split, cast(UUID | None, None)
+        # the run's client, for any thread: update_progress_artifact opens one (SSL and all) a call
+        self.client = cast(SyncPrefectClient, cast(FlowRunContext, FlowRunContext.get()).client)
 
     def run(self, name: str, label: str, step: Callable[..., Any], *args: Any) -> Any:
         return _named(name, label, step)(*map(quote, args))
@@ -70,7 +75,7 @@ class Hooks(driver.Hooks):
         if self.shown is None:  # a sync call outside an event loop returns the ID itself
             key, said = f"{self.split}-build-progress", f"{self.split}: lineage, then LLM steps"
             self.shown = cast(UUID, artifacts.create_progress_artifact(percent, key, said))
-        artifacts.update_progress_artifact(self.shown, percent)
+        self.client.update_artifact(self.shown, ArtifactUpdate(data=percent))
 
     def say(self, line: str, warning: bool = False) -> None:
         (self.logger.warning if warning else self.logger.info)(line)
