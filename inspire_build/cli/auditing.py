@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from inspire_build import splits, warehouse
+from inspire_build import warehouse
 from inspire_build.cli.common import (
     JsonOption,
     SplitOption,
@@ -41,7 +41,7 @@ def audit_brief(
     The text is judged as the instance's brief: its target, redaction terms, result numbers and
     search window. The model is the one the version was built with where the warehouse records
     it, else this shell's."""
-    from inspire_build import gold
+    from inspire_build import gold, splits
     from inspire_build.sources import make_client
 
     root: _Context = ctx.obj

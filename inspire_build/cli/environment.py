@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from inspire_build import local_server, warehouse
+from inspire_build import warehouse
 from inspire_build.env.core import DEFAULT_BUDGET
 from inspire_build.errors import InputError
 from inspire_build.http import SourceMode
@@ -296,6 +296,7 @@ def env_serve(
     """Serve the search environment over HTTP/JSON on 127.0.0.1: the operator (with the
     operator key, made now, shown once on stderr and written to a 0600 file) lists instances and
     starts sessions; an agent, with its session's token, searches, reads and submits."""
+    from inspire_build import local_server
     from inspire_build.env import server
 
     path = key_file or server.operator_key_file(warehouse_of(ctx, warehouse_path))

@@ -13,7 +13,6 @@ import typer
 
 from inspire_build.cli.common import check_split, out, warehouse_of
 from inspire_build.config import get_settings
-from inspire_build.driver.steps import check_sources
 
 BuildSplitOption = Annotated[str, typer.Option(help="The split to build (train, eval).")]
 LimitOption = Annotated[
@@ -111,6 +110,8 @@ def checked_build(ctx: typer.Context, given: Path | None, asked: BuildAsked) -> 
         llm_budget_usd=asked.llm_budget_usd,
     )
     if not asked.apply_reviews:
+        from inspire_build.driver.steps import check_sources  # the build's modules: build alone
+
         check_sources(settings, asked.split)
     if asked.dask_address and settings.runner != "dask":
         raise typer.BadParameter("--dask-address needs --runner dask", param_hint="--dask-address")
