@@ -106,9 +106,10 @@ class BulkSource:
 
     def references(self, lookup: str) -> HeldList | None:
         """A paper's S2 reference list from the Datasets' citations, or None when the release
-        does not hold the paper (the API is asked then). A citation that names no cited paper
-        (the Datasets give no title for it, unlike the API) cannot be a reference: it is only
-        counted."""
+        does not hold the paper, or may not hold all its citations (a filtered ingest keeps
+        those of papers on arXiv: ``tables.bulk.citations``); the API is asked then. A
+        citation that names no cited paper (the Datasets give no title for it, unlike the API)
+        cannot be a reference: it is only counted."""
         key = _typed(lookup)
         held = bulk_table.records_by_id(self._con, "s2", [key] if key else [])
         if key is None or key not in held:
