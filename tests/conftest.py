@@ -99,11 +99,26 @@ def run_inspire(
     )
 
 
+@pytest.fixture(scope="session")
+def _migrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse file with every migration applied, made once per test process."""
+    path = tmp_path_factory.mktemp("migrated") / "warehouse.duckdb"
+    with warehouse.open_warehouse(path):
+        pass
+    return path
+
+
 @pytest.fixture
-def con() -> Iterator[duckdb.DuckDBPyConnection]:
-    """A migrated in-memory warehouse."""
+def con(_migrated: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A migrated in-memory warehouse: a copy of the one migrated once (DuckDB copies its
+    tables, views, constraints and comments) in 0.04 CPU-s, where migrating takes 0.2, most of
+    it 0025_comments' 424 COMMENT statements. ``migrate`` still runs: it finds nothing to do."""
     connection = warehouse.connect(":memory:")
-    warehouse.migrate(connection)
+    # the path is pytest's own temporary folder: an ATTACH takes no bound parameter
+    connection.execute(f"ATTACH '{_migrated}' AS migrated (READ_ONLY)")
+    connection.execute("COPY FROM DATABASE migrated TO memory")
+    connection.execute("DETACH migrated")
+    assert warehouse.migrate(connection) == []
     yield connection
     connection.close()
 
