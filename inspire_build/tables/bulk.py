@@ -128,6 +128,19 @@ def threads(con: duckdb.DuckDBPyConnection, count: int) -> Iterator[None]:
         con.execute("SET threads = ?", [before])
 
 
+@contextlib.contextmanager
+def checkpoint_threshold(con: duckdb.DuckDBPyConnection, size: str) -> Iterator[None]:
+    """DuckDB's checkpoint threshold (the write-ahead log's size that makes a commit write the
+    tables and their indexes out) set to ``size`` for the block, then back to what it was."""
+    row = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
+    before = str(row[0]) if row else size
+    con.execute("SET checkpoint_threshold = ?", [size])
+    try:
+        yield
+    finally:
+        con.execute("SET checkpoint_threshold = ?", [before])
+
+
 def done_file(con: duckdb.DuckDBPyConnection, path: str) -> tuple[int, int, int] | None:
     """(bytes, modified_ns, works filtered out) of the file as it was ingested, or None if it
     never was."""

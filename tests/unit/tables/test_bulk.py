@@ -1,4 +1,5 @@
-"""tables/bulk.py: DuckDB's threads set for a block and given back, also when the block fails."""
+"""tables/bulk.py: DuckDB's threads and checkpoint threshold set for a block and given back,
+also when the block fails."""
 
 from __future__ import annotations
 
@@ -24,3 +25,21 @@ def test_threads_are_set_for_the_block_and_given_back() -> None:
         assert _threads(con) == 2
         raise RuntimeError("the ingest failed")
     assert _threads(con) == 3
+
+
+def test_the_checkpoint_threshold_is_set_for_the_block_and_given_back() -> None:
+    con = duckdb.connect()
+    con.execute("SET checkpoint_threshold = '32MB'")
+
+    def threshold() -> str:
+        row = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
+        assert row is not None
+        return str(row[0])
+
+    before = threshold()
+    with bulk.checkpoint_threshold(con, "1GB"):
+        assert threshold() == "953.6 MiB"
+    assert threshold() == before
+    with pytest.raises(RuntimeError), bulk.checkpoint_threshold(con, "2GB"):
+        raise RuntimeError("the ingest failed")
+    assert threshold() == before
