@@ -1,8 +1,8 @@
-"""The S2 citations a filtered ingest keeps: those made by a paper whose S2 record is on arXiv
-(a build's targets are), the others counted in the file's row and kept under --keep-all. The
-bulk source serves every reference list it can hold whole, and sends the others to the API;
-the citations come after the papers whatever the order of the paths, and papers that arrive
-later read the filtered citations again."""
+"""What the bulk source can serve of the S2 citations a filtered ingest keeps: those made by a
+paper whose S2 record is on arXiv (a build's targets are), the others counted in the file's row
+and kept under --keep-all. The bulk source serves every reference list it can hold whole, and
+sends the others to the API; the citations come after the papers whatever the order of the
+paths, and papers that arrive later read the filtered citations again."""
 
 from __future__ import annotations
 
