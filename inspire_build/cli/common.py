@@ -28,7 +28,6 @@ from inspire_build.config import Settings, get_settings
 from inspire_build.errors import InputError, InspireError
 from inspire_build.http import HttpClient
 from inspire_build.models import Paper, PaperIds, Reference, ReferenceStatus
-from inspire_build.sources import make_client
 
 
 def _plain_help_flag() -> None:
@@ -266,6 +265,8 @@ def _client(
     ctx: typer.Context, given: Path | None, offline: bool
 ) -> Iterator[tuple[HttpClient, duckdb.DuckDBPyConnection]]:
     """A client recording into the warehouse, and that warehouse's connection."""
+    from inspire_build.sources import make_client  # the sources' clients: their commands alone
+
     root: _Context = ctx.obj
     with warehouse.open_warehouse(warehouse_of(ctx, given)) as con:
         yield make_client(root.settings, con, mode="replay" if offline else None), con

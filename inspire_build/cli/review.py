@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from inspire_build import local_server, splits, warehouse
+from inspire_build import warehouse
 from inspire_build.cli.common import (
     SplitOption,
     VersionOption,
@@ -66,6 +66,7 @@ def review_serve(
 ) -> None:
     """Serve the review pages of a split version (default: the split's latest) until Ctrl-C;
     each decision is a row of the `reviews` table, under the name its browser session gave."""
+    from inspire_build import local_server, splits
     from inspire_build.review.app import create_app
     from inspire_build.review.curation import Curation
 
