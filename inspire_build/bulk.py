@@ -293,9 +293,9 @@ def ingest(
         planned, todo = _citations_again(con, planned, todo, held, arrive)
     done = []
     with (
-        bulk_table.threads(con, _threads(jobs)),
+        bulk_table.setting(con, "threads", _threads(jobs)),
         # fewer checkpoints: each one writes the bulk tables' indexes whole (9% less CPU here)
-        bulk_table.checkpoint_threshold(con, "1GB"),
+        bulk_table.setting(con, "checkpoint_threshold", "1GB"),
         tempfile.TemporaryDirectory(prefix="inspire-bulk-") as tmp,
         _Stager(jobs, tmp) as stager,
     ):
@@ -564,27 +564,19 @@ def _stage_works(
     Returns (works filtered out, works parsed in Python)."""
     filtered, _ = bulk_works.scan(con, staged.data, works.fields)
     bulk_works.stage(con)
-    parsed, written = 0, staged.scratch.with_suffix(".works.jsonl")
-    with written.open("wb") as out:
-        for parsed, row in enumerate(bulk_works.irregular(con), 1):
-            try:
-                paper = openalex_work(row)
-            except (ValueError, TypeError) as error:
-                raise DataFileError(
-                    f"{path}: kept work {parsed} SQL does not read: not an OpenAlex work ({error})"
-                ) from None
-            if paper.ids.openalex is None:
-                raise DataFileError(f"{path}: kept work {parsed} SQL does not read has no ID")
-            facets = {
-                "primary_field": row["primary_field"],
-                "on_arxiv": row["on_arxiv"],
-                "published": paper.publication_date,
-                "listed_references": paper.reference_count,
-            }
-            out.write(orjson.dumps(_line(paper, paper.ids.openalex, **facets)) + b"\n")
+
+    def facets(row: Mapping[str, Any], paper: Paper) -> dict[str, object]:
+        return {
+            "primary_field": row["primary_field"],
+            "on_arxiv": row["on_arxiv"],
+            "published": paper.publication_date,
+            "listed_references": paper.reference_count,
+        }
+
+    told = _Told("kept work", "an OpenAlex work", "ID", "works")
+    rows = bulk_works.irregular(con)
+    parsed = _stage_parsed(con, path, staged, rows, openalex_work, told, facets)
     bulk_works.forget(con)  # a whole part, with --keep-all: not held past its file
-    if parsed:
-        bulk_table.stage_records(con, written, more=True)
     return filtered, parsed
 
 
@@ -595,20 +587,52 @@ def _stage_papers(con: duckdb.DuckDBPyConnection, path: Path, staged: Staged) ->
     parsed in Python."""
     bulk_papers.scan(con, staged.data)
     bulk_papers.stage(con)
-    parsed, written = 0, staged.scratch.with_suffix(".papers.jsonl")
+    told = _Told("paper", "an S2 paper", "CorpusId", "papers")
+    parsed = _stage_parsed(
+        con, path, staged, bulk_papers.irregular(con), s2_paper, told,
+        lambda _, paper: {"on_arxiv": paper.ids.arxiv is not None},
+    )  # fmt: skip
+    bulk_papers.forget(con)
+    return parsed
+
+
+@dataclasses.dataclass(frozen=True)
+class _Told:
+    """How a refused record is named: "{what} N SQL does not read: not {kind}", "... has no
+    {key}"; ``records``, the name of the scratch file of the parsed ones."""
+
+    what: str
+    kind: str
+    key: str
+    records: str
+
+
+def _stage_parsed(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    staged: Staged,
+    rows: Iterable[Mapping[str, Any]],
+    parse: Callable[[Any], Paper],
+    told: _Told,
+    facets: Callable[[Mapping[str, Any], Paper], dict[str, object]],
+) -> int:
+    """The records SQL does not read, parsed by the source's own ``parse``, staged beside the
+    others (keyed by their OpenAlex ID or corpus ID); returns how many."""
+    parsed, written = 0, staged.scratch.with_suffix(f".{told.records}.jsonl")
     with written.open("wb") as out:
-        for parsed, row in enumerate(bulk_papers.irregular(con), 1):
+        for parsed, row in enumerate(rows, 1):
             try:
-                paper = s2_paper(row)
+                paper = parse(row)
             except (ValueError, TypeError) as error:
                 raise DataFileError(
-                    f"{path}: paper {parsed} SQL does not read: not an S2 paper ({error})"
+                    f"{path}: {told.what} {parsed} SQL does not read: not {told.kind} ({error})"
                 ) from None
-            if paper.ids.corpus_id is None:
-                raise DataFileError(f"{path}: paper {parsed} SQL does not read has no CorpusId")
-            facets = {"on_arxiv": paper.ids.arxiv is not None}
-            out.write(orjson.dumps(_line(paper, paper.ids.corpus_id, **facets)) + b"\n")
-    bulk_papers.forget(con)
+            key = paper.ids.openalex if paper.source is Source.OPENALEX else paper.ids.corpus_id
+            if key is None:
+                raise DataFileError(
+                    f"{path}: {told.what} {parsed} SQL does not read has no {told.key}"
+                )
+            out.write(orjson.dumps(_line(paper, key, **facets(row, paper))) + b"\n")
     if parsed:
         bulk_table.stage_records(con, written, more=True)
     return parsed

@@ -115,30 +115,38 @@ def read_rows(
         yield from (dict(zip(names, row, strict=True)) for row in rows)
 
 
-@contextlib.contextmanager
-def threads(con: duckdb.DuckDBPyConnection, count: int) -> Iterator[None]:
-    """DuckDB's threads (a setting of the whole database, not of ``con``) set to ``count`` for
-    the block, then back to what they were."""
-    row = con.execute("SELECT current_setting('threads')").fetchone()
-    before = int(row[0]) if row else count
-    con.execute("SET threads = ?", [count])
-    try:
-        yield
-    finally:
-        con.execute("SET threads = ?", [before])
+# DuckDB settings of the whole database (not of one connection) an ingest changes for a while:
+# how they are read, and set (the value bound).
+_SETTINGS = {
+    name: (f"SELECT current_setting('{name}')", f"SET {name} = ?")
+    for name in ("threads", "checkpoint_threshold")
+}
 
 
 @contextlib.contextmanager
-def checkpoint_threshold(con: duckdb.DuckDBPyConnection, size: str) -> Iterator[None]:
-    """DuckDB's checkpoint threshold (the write-ahead log's size that makes a commit write the
-    tables and their indexes out) set to ``size`` for the block, then back to what it was."""
-    row = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
-    before = str(row[0]) if row else size
-    con.execute("SET checkpoint_threshold = ?", [size])
+def setting(con: duckdb.DuckDBPyConnection, name: str, value: int | str) -> Iterator[None]:
+    """DuckDB's setting ``name`` (``threads``, or ``checkpoint_threshold``: the write-ahead
+    log's size that makes a commit write the tables out) at ``value`` for the block, then back
+    to what it was."""
+    read, write = _SETTINGS[name]
+    row = con.execute(read).fetchone()
+    before = row[0] if row else value
+    con.execute(write, [value])
     try:
         yield
     finally:
-        con.execute("SET checkpoint_threshold = ?", [before])
+        con.execute(write, [before])
+
+
+def rows_of(
+    con: duckdb.DuckDBPyConnection, sql: str, names: Sequence[str], batch: int = 10_000
+) -> Iterator[dict[str, Any]]:
+    """The rows of ``sql`` (built from a table module's constants) as column -> value, by
+    ``names``, ``batch`` at a time; on ``con`` itself, not a cursor, so that its temporary
+    tables are in reach."""
+    con.execute(sql)
+    while rows := con.fetchmany(batch):
+        yield from (dict(zip(names, row, strict=True)) for row in rows)
 
 
 def done_file(con: duckdb.DuckDBPyConnection, path: str) -> tuple[int, int, int] | None:

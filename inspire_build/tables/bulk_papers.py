@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 
 from inspire_build import ids
-from inspire_build.tables.bulk import COLUMNS, reader
+from inspire_build.tables.bulk import COLUMNS, reader, rows_of
 from inspire_build.tables.bulk_works import MACROS
 
 _PAPERS = list(COLUMNS["s2-papers"])
@@ -141,7 +141,7 @@ def stage(con: duckdb.DuckDBPyConnection) -> None:
 def irregular(con: duckdb.DuckDBPyConnection, batch: int = 10_000) -> Iterator[dict[str, Any]]:
     """The last ``scan``'s papers that are not regular, their columns as JSON text (None where
     the line has no such key), ``batch`` at a time."""
-    yield from _rows(con, IRREGULAR, _PAPERS, batch)
+    yield from rows_of(con, IRREGULAR, _PAPERS, batch)
 
 
 def forget(con: duckdb.DuckDBPyConnection) -> None:
@@ -152,12 +152,4 @@ def forget(con: duckdb.DuckDBPyConnection) -> None:
 def papers(con: duckdb.DuckDBPyConnection) -> Iterator[dict[str, Any]]:
     """Every paper of the last ``scan``, in order: ``paper`` (the Paper JSON ``stage`` writes,
     None for an irregular one) and the columns as JSON text."""
-    yield from _rows(con, PAPERS, ["paper", *_PAPERS], 10_000)
-
-
-def _rows(
-    con: duckdb.DuckDBPyConnection, sql: str, names: list[str], batch: int
-) -> Iterator[dict[str, Any]]:
-    con.execute(sql)  # on this connection, not a cursor: the temporary tables are its own
-    while rows := con.fetchmany(batch):
-        yield from (dict(zip(names, row, strict=True)) for row in rows)
+    yield from rows_of(con, PAPERS, ["paper", *_PAPERS], 10_000)

@@ -25,7 +25,7 @@ import duckdb
 
 from inspire_build import ids
 from inspire_build.sources import openalex
-from inspire_build.tables.bulk import COLUMNS, reader
+from inspire_build.tables.bulk import COLUMNS, reader, rows_of
 
 _WORKS = list(COLUMNS["openalex-works"])
 
@@ -211,7 +211,7 @@ def stage(con: duckdb.DuckDBPyConnection) -> None:
 def irregular(con: duckdb.DuckDBPyConnection, batch: int = 10_000) -> Iterator[dict[str, Any]]:
     """The last ``scan``'s kept works that are not regular: ``primary_field``, ``on_arxiv`` and
     the ``work`` whole (JSON text of the columns read), ``batch`` at a time."""
-    yield from _rows(con, IRREGULAR, ("primary_field", "on_arxiv", "work"), batch)
+    yield from rows_of(con, IRREGULAR, ("primary_field", "on_arxiv", "work"), batch)
 
 
 def forget(con: duckdb.DuckDBPyConnection) -> None:
@@ -223,12 +223,4 @@ def papers(con: duckdb.DuckDBPyConnection) -> Iterator[dict[str, Any]]:
     """Every kept work of the last ``scan``, in order: ``primary_field``, ``on_arxiv``, and
     ``paper`` (the Paper JSON ``stage`` writes) for a regular work, else ``work`` (what
     ``irregular`` gives)."""
-    yield from _rows(con, PAPERS, ("primary_field", "on_arxiv", "paper", "work"), 10_000)
-
-
-def _rows(
-    con: duckdb.DuckDBPyConnection, sql: str, names: Sequence[str], batch: int
-) -> Iterator[dict[str, Any]]:
-    con.execute(sql)  # on this connection, not a cursor: the temporary tables are its own
-    while rows := con.fetchmany(batch):
-        yield from (dict(zip(names, row, strict=True)) for row in rows)
+    yield from rows_of(con, PAPERS, ("primary_field", "on_arxiv", "paper", "work"), 10_000)

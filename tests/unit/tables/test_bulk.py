@@ -18,10 +18,10 @@ def _threads(con: duckdb.DuckDBPyConnection) -> int:
 def test_threads_are_set_for_the_block_and_given_back() -> None:
     con = duckdb.connect()
     con.execute("SET threads = 3")
-    with bulk.threads(con, 1):
+    with bulk.setting(con, "threads", 1):
         assert _threads(con) == 1
     assert _threads(con) == 3
-    with pytest.raises(RuntimeError), bulk.threads(con, 2):
+    with pytest.raises(RuntimeError), bulk.setting(con, "threads", 2):
         assert _threads(con) == 2
         raise RuntimeError("the ingest failed")
     assert _threads(con) == 3
@@ -37,9 +37,9 @@ def test_the_checkpoint_threshold_is_set_for_the_block_and_given_back() -> None:
         return str(row[0])
 
     before = threshold()
-    with bulk.checkpoint_threshold(con, "1GB"):
+    with bulk.setting(con, "checkpoint_threshold", "1GB"):
         assert threshold() == "953.6 MiB"
     assert threshold() == before
-    with pytest.raises(RuntimeError), bulk.checkpoint_threshold(con, "2GB"):
+    with pytest.raises(RuntimeError), bulk.setting(con, "checkpoint_threshold", "2GB"):
         raise RuntimeError("the ingest failed")
     assert threshold() == before
