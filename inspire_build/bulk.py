@@ -627,7 +627,7 @@ def _stage_parsed(
                 raise DataFileError(
                     f"{path}: {told.what} {parsed} SQL does not read: not {told.kind} ({error})"
                 ) from None
-            key = paper.ids.openalex if paper.source is Source.OPENALEX else paper.ids.corpus_id
+            key = _record_id(paper)
             if key is None:
                 raise DataFileError(
                     f"{path}: {told.what} {parsed} SQL does not read has no {told.key}"

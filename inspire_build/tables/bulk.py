@@ -186,8 +186,7 @@ _CITATIONS_SCAN = (
     f"FROM {reader(COLUMNS['s2-citations'])})"
 )
 _CITATIONS_KEPT = (
-    "INSERT INTO bulk_citations SELECT citingcorpusid, citedcorpusid, isinfluential, contexts, "
-    "intents, ? AS file, ? AS release FROM citations_scan WHERE keep"
+    f"{_INSERTS['s2-citations']}, ? AS file, ? AS release FROM citations_scan WHERE keep"  # noqa: S608
 )
 
 
