@@ -337,6 +337,7 @@ def main() -> None:
     # (Prefect's log and event flushes) and lets the process end at once. Objects left in
     # reference cycles are then never finalized: every connection is closed before this.
     atexit.register(gc.freeze)
+    warehouse.hide_pandas()  # no command needs it; DuckDB would import it (0.6 CPU-s)
     try:
         app()
     except InspireError as error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -432,3 +433,31 @@ def test_an_installed_pandas_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(warehouse.importlib.util, "find_spec", lambda name, *a: object())
     warehouse.mark_absent_pandas()
     assert "pandas" not in sys.modules
+
+
+HIDDEN_PANDAS = """
+import sys
+import duckdb
+from inspire_build import warehouse
+
+if sys.argv[1] == "hide":
+    warehouse.hide_pandas()
+con = duckdb.connect()
+con.execute("SELECT ?::VARCHAR, ?::INTEGER", ["a", 1]).fetchall()
+print(sorted(name for name in ("pandas", "numpy", "pyarrow") if sys.modules.get(name)))
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="needs pandas installed")
+def test_hidden_pandas_keeps_duckdb_from_importing_it_where_it_is_installed() -> None:
+    """In processes of their own: the dev extra installs pandas, and DuckDB imports it (numpy
+    and pyarrow with it) at the first bound parameter unless it is hidden."""
+    seen = {}
+    for mode in ("hide", "leave"):
+        done = subprocess.run(
+            [sys.executable, "-c", HIDDEN_PANDAS, mode], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        seen[mode] = done.stdout.strip()
+    assert seen["hide"] == "[]"
+    assert "'pandas'" in seen["leave"]  # the planted case: left alone, DuckDB imports it
