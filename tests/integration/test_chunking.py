@@ -16,7 +16,10 @@ from inspire_build import exports, pipeline, warehouse
 from inspire_build.sandbox import server, world
 from inspire_build.sources import make_client
 
-TARGETS = 40
+# Four chunks of 5: enough for shared works to arrive in other orders. With the bug this test
+# was written for planted again (fetch order kept, texts from any duplicate), 20 targets still
+# differ in 92 reference rows and 7 export files; 40 cost twice the CPU (27 CPU-s).
+TARGETS = 20
 KEY = SecretStr("5a" * 32)  # one instance key: the cutoffs' jitter is the same in both builds
 
 
