@@ -784,7 +784,10 @@ def _interval(settings: Settings, source: str) -> float:
 
 def _session(settings: Settings) -> requests.Session:
     session = requests.Session()
-    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=max(4, settings.concurrency))
+    # Lineage asks up to `concurrency` at once and the LLM steps beside it up to
+    # `llm_concurrency` more (the search check): a smaller pool throws connections away.
+    room = max(4, settings.concurrency + settings.llm_concurrency)
+    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=room)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.headers["User-Agent"] = "inspire-build (+https://github.com/inspire-build)"

@@ -567,3 +567,30 @@ def test_health_ok_is_a_200_and_anything_else_false() -> None:
         server.shutdown()
         server.server_close()
     assert not http.health_ok(f"{base}/health", timeout_s=0.5)  # nobody listens now
+
+
+def test_lineage_and_llm_steps_at_once_share_the_pool_without_discarding(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Lineage asks up to ``concurrency`` at a time and the LLM steps beside it up to
+    ``llm_concurrency`` more (the search check): one host's pool holds all of them, so no
+    connection is thrown away ("Connection pool is full", once per request in the demo)."""
+    together = threading.Barrier(6, timeout=10)  # each answer waits until all six are asked
+
+    def handler(_: Seen) -> Reply:
+        together.wait()
+        return Reply(200, b'{"results": [], "meta": {"count": 0}}')
+
+    server = LocalServer(handler)
+    with server.running(), caplog.at_level("WARNING", logger="urllib3.connectionpool"):
+        client = client_for(server, concurrency=2, llm_concurrency=4)
+        threads = [
+            threading.Thread(target=client.get, args=("openalex", "/works", [("search", f"q{i}")]))
+            for i in range(6)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(server.seen) == 6 and not together.broken  # six connections at once
+    assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
