@@ -34,12 +34,18 @@ _INTEGER = "TRY_CAST(json_extract_string({0}, '$') AS BIGINT)"
 _ABSENT = "({0} IS NULL OR json_type({0}) = 'NULL')"
 _DAY = _TEXT.format("publicationdate")
 # A list of names, or of objects naming it under a key: _names in semanticscholar.py (other
-# items are dropped there too).
-_NAMES = (
+# items are dropped there too). Where every item is an object naming it (the Datasets' own
+# form), one JSON path reads them all: a third of the CPU of reading item by item.
+_EACH_NAME = (
     "coalesce(list_transform(list_filter(json_extract({0}, '$[*]'), lambda x: json_type(x) = "
     "'VARCHAR' OR (json_type(x) = 'OBJECT' AND json_type(x, '$.{1}') = 'VARCHAR')), lambda x: "
     "CASE WHEN json_type(x) = 'VARCHAR' THEN json_extract_string(x, '$') "
     "ELSE json_extract_string(x, '$.{1}') END), [])"
+)
+_NAMES = (
+    "CASE WHEN len(list_filter(json_type({0}, '$[*].{1}'), lambda t: t = 'VARCHAR')) "
+    "= json_array_length({0}) THEN json_extract_string({0}, '$[*].{1}') "
+    f"ELSE {_EACH_NAME} END"
 )
 # The IDs as the Datasets give them: the corpus ID, the paperId (the url's last part), the
 # external arXiv ID and DOI.

@@ -119,9 +119,13 @@ _ARXIV = (
     "'VARCHAR' THEN json_extract_string(arxiv_place, '$.landing_page_url') END, "
     f"'^{_ARXIV_URL}$', 1)) AS arxiv_from_place"
 )
+# The strings at a path of a list (others dropped, as parse drops them): read by the path at
+# once where all of them are strings, item by item where some are not.
 _STRINGS = (
-    "coalesce(list_transform(list_filter(json_extract({0}, '{1}'), "
-    "lambda x: json_type(x) = 'VARCHAR'), lambda x: json_extract_string(x, '$')), [])"
+    "CASE WHEN list_bool_and(list_transform(json_type({0}, '{1}'), lambda t: t = 'VARCHAR')) "
+    "IS NOT false THEN coalesce(json_extract_string({0}, '{1}'), []) "
+    "ELSE list_transform(list_filter(json_extract({0}, '{1}'), "
+    "lambda x: json_type(x) = 'VARCHAR'), lambda x: json_extract_string(x, '$')) END"
 )
 _TOPIC = "json_extract_string(primary_topic, '$.field.display_name')"
 _VENUE = "json_extract_string(primary_location, '$.source.display_name')"
