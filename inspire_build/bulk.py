@@ -13,11 +13,12 @@ paper's S2 record is on arXiv (``tables.bulk.load_citations``): an ingest theref
 citations files after every other file, and a papers file's arrival reads the filtered
 citations files again after it. The rows filtered out are counted in each file's row. Each
 ``.gz`` file is read once: decompressed whole (its gzip CRC and end checked) into the ingest's
-temporary folder, a file or two ahead of the one being written, and loaded from there. Each
-file is ingested in one transaction with its ``bulk_files`` row: a rerun skips the files
-already in (same size and modification time; a file that left rows out is read again to keep
-all of them under ``--keep-all``), and a file that cannot be read whole (a truncated ``.gz``, a
-malformed line) is refused, naming it, with nothing of it written and every earlier file kept.
+temporary folder, up to ``jobs`` + 3 files ahead of the one being written (the S2 papers
+staged there too, in SQL), and loaded from there. Each file is ingested in one transaction
+with its ``bulk_files`` row: a rerun skips the files already in (same size and modification
+time; a file that left rows out is read again to keep all of them under ``--keep-all``), and a
+file that cannot be read whole (a truncated ``.gz``, a malformed line) is refused, naming it,
+with nothing of it written and every earlier file kept.
 """
 
 from __future__ import annotations
@@ -283,8 +284,8 @@ def ingest(
     """Ingest every file under ``paths``, each in its own transaction and in release order;
     ``say`` hears of each as it ends. ``kind`` and ``release`` stand in for what a path does not
     name; ``works`` says which snapshot works are kept. While one file is written, the next are
-    decompressed (and, for the kinds parsed in Python, parsed): in a thread of this process with
-    ``jobs`` 1, else in ``jobs`` worker processes."""
+    decompressed (and, for the kinds parsed in Python, parsed; the S2 papers staged in SQL): in
+    a thread of this process with ``jobs`` 1, else in ``jobs`` worker processes."""
     planned = _planned(paths, kind, release)
     held = {str(p.resolve()): bulk_table.done_file(con, str(p.resolve())) for p, _, _ in planned}
     todo = [i for i, (p, _, _) in enumerate(planned) if not _done(held[str(p.resolve())], p, works)]
@@ -300,7 +301,7 @@ def ingest(
         _Stager(jobs, tmp) as stager,
     ):
         for position, (path, kind_, day) in enumerate(planned):
-            stager.ahead([planned[i][:2] for i in todo if i >= position][: max(jobs, 1) + 1])
+            stager.ahead([planned[i][:2] for i in todo if i >= position][: _AHEAD + jobs])
             if position in todo:
                 staged = stager.staged(path)
                 try:
@@ -316,6 +317,13 @@ def ingest(
             if say is not None:
                 say(result)
     return done
+
+
+# Files staged ahead of the one being written, beside ``jobs``: an S2 papers file is staged in
+# SQL (``stage_file``), as long as writing three or four works files takes; with fewer ahead,
+# the writing waited for it (0.8 s of 15 in the bench at 128 MB). Each is a decompressed copy
+# in the temporary folder meanwhile.
+_AHEAD = 3
 
 
 def _planned(
@@ -382,13 +390,15 @@ def _stat(path: Path) -> tuple[int, int]:
 class Staged:
     """A file checked whole: its JSON Lines as DuckDB reads them (``data``: the file itself, or
     a decompressed copy in the ingest's temporary folder), its records parsed into JSON Lines
-    for the kinds parsed in Python (``records``), and the seconds that took."""
+    for the kinds parsed in Python, or staged in SQL into Parquet for the S2 papers
+    (``records``), and the seconds that took."""
 
     data: Path
     records: Path | None
     seconds: float
     scratch: Path  # the name its staged files take (with a suffix) in the temporary folder
     copied: bool = False  # ``data`` is a decompressed copy
+    in_python: int = 0  # S2 papers SQL does not read, parsed by ``s2_paper`` while staged
 
     def discard(self) -> None:
         """Remove what staging and loading wrote; the file itself stays."""
@@ -435,23 +445,31 @@ class _Stager:
 
 def stage_file(kind: Kind, path: Path, target: Path) -> Staged:
     """Check ``path`` whole and stage it under the name ``target``: decompressed (a ``.gz``
-    file) into ``target.jsonl``, and, for the kinds parsed in Python, its records parsed into
-    ``target.records.jsonl``. Runs in a worker process too, so it opens only an in-memory DuckDB.
-    What a failed file left there goes with the folder, when the ingest stops."""
+    file) into ``target.jsonl``; for the kinds parsed in Python, its records parsed into
+    ``target.records.jsonl``; for the S2 papers, their staged rows (``_stage_papers``) written
+    to ``target.staged.parquet``, here, beside the file being written, rather than in the
+    writing thread: every paper is kept, and reading them is most of their load. Runs in a
+    worker process too, so it opens only an in-memory DuckDB. What a failed file left there goes
+    with the folder, when the ingest stops."""
     started = time.monotonic()
     copied = path.name.endswith(".gz")
     data = _decompress(path, target.with_suffix(".jsonl")) if copied else path
-    records = target.with_suffix(".records.jsonl") if kind in _PARSERS else None
-    if records is not None:
+    records, in_python = None, 0
+    if kind in _PARSERS or kind is Kind.S2_PAPERS:
         reader = duckdb.connect(config={"threads": 1})  # one reader, feeding this thread
         try:
-            _stage(reader, kind, path, data, records)
+            if kind is Kind.S2_PAPERS:
+                records = target.with_suffix(".staged.parquet")
+                in_python = _stage_papers(reader, path, data, target)
+                bulk_table.write_staged(reader, records)
+            else:
+                records = _stage(reader, kind, path, data, target.with_suffix(".records.jsonl"))
         except duckdb.Error as error:
             said = str(error).replace(str(data), str(path))  # the copy's name is no help
             raise DataFileError(f"{path}: cannot read it, nothing of it kept ({said})") from None
         finally:
             reader.close()
-    return Staged(data, records, time.monotonic() - started, target, copied)
+    return Staged(data, records, time.monotonic() - started, target, copied, in_python)
 
 
 def _decompress(path: Path, target: Path) -> Path:
@@ -490,8 +508,9 @@ def _ingest_file(
             if kind is Kind.OPENALEX_WORKS:
                 filtered, in_python = _stage_works(con, path, staged, works)
                 rows = bulk_table.load_staged(con, name, release)
-            elif kind is Kind.S2_PAPERS:
-                in_python = _stage_papers(con, path, staged)
+            elif kind is Kind.S2_PAPERS and staged.records is not None:
+                in_python = staged.in_python
+                bulk_table.stage_parquet(con, staged.records)
                 rows = bulk_table.load_staged(con, name, release)
             elif kind is Kind.S2_CITATIONS and works.fields is not None:
                 rows, filtered = bulk_table.load_citations(con, staged.data, name, release)
@@ -575,21 +594,21 @@ def _stage_works(
 
     told = _Told("kept work", "an OpenAlex work", "ID", "works")
     rows = bulk_works.irregular(con)
-    parsed = _stage_parsed(con, path, staged, rows, openalex_work, told, facets)
+    parsed = _stage_parsed(con, path, staged.scratch, rows, openalex_work, told, facets)
     bulk_works.forget(con)  # a whole part, with --keep-all: not held past its file
     return filtered, parsed
 
 
-def _stage_papers(con: duckdb.DuckDBPyConnection, path: Path, staged: Staged) -> int:
-    """The S2 papers of ``path`` staged (``staged``, a temporary table), each with whether it
-    is on arXiv (has an arXiv ID: its citations are the ones a filtered ingest keeps): the
-    regular ones by SQL, set-based, the others parsed by ``s2_paper``. Returns the papers
-    parsed in Python."""
-    bulk_papers.scan(con, staged.data)
+def _stage_papers(con: duckdb.DuckDBPyConnection, path: Path, data: Path, scratch: Path) -> int:
+    """The S2 papers of ``path`` (read from ``data``) staged (``staged``, a temporary table),
+    each with whether it is on arXiv (has an arXiv ID: its citations are the ones a filtered
+    ingest keeps): the regular ones by SQL, set-based, the others parsed by ``s2_paper``.
+    Returns the papers parsed in Python."""
+    bulk_papers.scan(con, data)
     bulk_papers.stage(con)
     told = _Told("paper", "an S2 paper", "CorpusId", "papers")
     parsed = _stage_parsed(
-        con, path, staged, bulk_papers.irregular(con), s2_paper, told,
+        con, path, scratch, bulk_papers.irregular(con), s2_paper, told,
         lambda _, paper: {"on_arxiv": paper.ids.arxiv is not None},
     )  # fmt: skip
     bulk_papers.forget(con)
@@ -610,7 +629,7 @@ class _Told:
 def _stage_parsed(
     con: duckdb.DuckDBPyConnection,
     path: Path,
-    staged: Staged,
+    scratch: Path,
     rows: Iterable[Mapping[str, Any]],
     parse: Callable[[Any], Paper],
     told: _Told,
@@ -618,7 +637,7 @@ def _stage_parsed(
 ) -> int:
     """The records SQL does not read, parsed by the source's own ``parse``, staged beside the
     others (keyed by their OpenAlex ID or corpus ID); returns how many."""
-    parsed, written = 0, staged.scratch.with_suffix(f".{told.records}.jsonl")
+    parsed, written = 0, scratch.with_suffix(f".{told.records}.jsonl")
     with written.open("wb") as out:
         for parsed, row in enumerate(rows, 1):
             try:

@@ -237,6 +237,19 @@ def stage_records(con: duckdb.DuckDBPyConnection, records: Path, *, more: bool =
     con.execute(_STAGE_MORE if more else _STAGE, [str(records)])
 
 
+def write_staged(con: duckdb.DuckDBPyConnection, target: Path) -> None:
+    """The rows of ``staged`` written to ``target`` (Parquet, not compressed: read once, soon),
+    for ``stage_parquet`` to read on another connection."""
+    con.execute("COPY staged TO ? (FORMAT parquet, COMPRESSION uncompressed)", [str(target)])
+
+
+def stage_parquet(con: duckdb.DuckDBPyConnection, staged: Path) -> None:
+    """The rows ``write_staged`` wrote, into the temporary table ``staged``."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE staged AS SELECT * FROM read_parquet(?)", [str(staged)]
+    )
+
+
 def load_staged(con: duckdb.DuckDBPyConnection, path: str, release: dt.date | None) -> int:
     """The records in ``staged`` in, as the file ``path``'s; a record already held from a newer
     release stays. Returns the records."""

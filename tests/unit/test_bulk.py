@@ -13,6 +13,7 @@ import pytest
 from inspire_build import bulk, warehouse
 from inspire_build.bulk import Kind, expand, kind_of, release_of
 from inspire_build.errors import DataFileError, InputError
+from inspire_build.models import Paper
 from inspire_build.tables import bulk as bulk_table
 
 
@@ -91,14 +92,18 @@ def _gz(path: Path, lines: list[str]) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kind", ["works", "citations"])
+@pytest.mark.parametrize("kind", ["works", "papers", "citations"])
 def test_a_malformed_line_or_a_cut_gzip_refuses_its_file_whole(tmp_path: Path, kind: str) -> None:
     """Each file is decompressed once, into the ingest's temporary folder, and loaded from
-    there: a line DuckDB cannot read, or a gzip file cut short, still refuses the file by its
-    own name, with nothing of it written and the files before it kept."""
+    there (the S2 papers staged there in SQL): a line DuckDB cannot read, or a gzip file cut
+    short, still refuses the file by its own name, with nothing of it written and the files
+    before it kept."""
     if kind == "works":
         folder = tmp_path / "works" / "updated_date=2024-01-31"
         good = [json.dumps({"id": f"https://openalex.org/W{n}"}) for n in range(1, 4)]
+    elif kind == "papers":
+        folder = tmp_path / "2024-01-31" / "papers"
+        good = [json.dumps(_s2_line(n)) for n in range(1, 4)]
     else:
         folder = tmp_path / "2024-01-31" / "citations"
         good = [json.dumps({"citingcorpusid": n, "citedcorpusid": n + 1}) for n in range(1, 4)]
@@ -106,7 +111,7 @@ def test_a_malformed_line_or_a_cut_gzip_refuses_its_file_whole(tmp_path: Path, k
     warehouse.migrate(con)
     _gz(folder / "part_000.gz", good)
     bad = _gz(folder / "part_001.gz", [*good[:2], good[2][:-3], *good])
-    with pytest.raises(DataFileError, match="part_001.gz: cannot ingest it") as refused:
+    with pytest.raises(DataFileError, match="part_001.gz: cannot (ingest|read) it") as refused:
         bulk.ingest(con, [str(tmp_path)])
     assert "inspire-bulk-" not in str(refused.value)  # named as the user knows it, not the copy
     assert [Path(p).name for p, *_ in bulk_table.files(con)] == ["part_000.gz"]
@@ -119,3 +124,33 @@ def test_a_malformed_line_or_a_cut_gzip_refuses_its_file_whole(tmp_path: Path, k
     assert [(r.path.name, r.rows, r.skipped) for r in done] == [
         ("part_000.gz", 3, True), ("part_001.gz", 3, False)
     ]  # fmt: skip
+
+
+def _s2_line(corpus: int, **changes: object) -> dict[str, object]:
+    line: dict[str, object] = {
+        "corpusid": corpus, "externalids": {"DOI": f"10.1000/p{corpus}", "CorpusId": str(corpus)},
+        "url": f"https://www.semanticscholar.org/paper/{corpus:040x}", "title": f"Paper {corpus}",
+        "authors": [{"authorId": "1", "name": "A. Author"}], "venue": "V", "year": 2020,
+        "referencecount": 3, "s2fieldsofstudy": None, "publicationdate": "2020-05-01",
+    }  # fmt: skip
+    return {**line, **changes}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_s2_papers_are_staged_ahead_and_those_sql_does_not_read_are_parsed_and_counted(
+    tmp_path: Path, jobs: int
+) -> None:
+    """The S2 papers are staged in SQL beside the file being written (a thread, or a worker
+    process): every paper is held as ``s2_paper`` gives it, and those SQL does not read (here
+    a corpus ID written as a string) are parsed by it and counted in the file's result."""
+    lines = [_s2_line(1), _s2_line(2, corpusid="2"), _s2_line(3, authors=["Plain Name"])]
+    _gz(tmp_path / "2024-01-31" / "papers" / "part-000.jsonl.gz", [json.dumps(x) for x in lines])
+    con = warehouse.connect(":memory:")
+    warehouse.migrate(con)
+    [done] = bulk.ingest(con, [str(tmp_path)], jobs=jobs)
+    assert (done.rows, done.in_python) == (3, 1)
+    held = con.execute(
+        "SELECT paper FROM bulk_records WHERE source = 's2' ORDER BY record_id"
+    ).fetchall()
+    expected = [bulk.s2_paper({k: json.dumps(v) for k, v in x.items()}) for x in lines]
+    assert [Paper.model_validate_json(p) for (p,) in held] == expected
