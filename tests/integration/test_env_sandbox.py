@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -14,35 +13,26 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from inspire_build import pipeline, splits, warehouse
+from inspire_build import splits, warehouse
 from inspire_build.cli import app
 from inspire_build.env import audit, backends, run, server, store
 from inspire_build.env.core import SearchEnv
 from inspire_build.evaluation.evaluate import evaluate
 from inspire_build.sandbox import server as sandbox
-from inspire_build.sandbox import world
 from inspire_build.sources import make_client
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, str]]:
-    """(warehouse, world folder, sandbox URL): an eval version of a few targets, corpus built."""
+def built(
+    env_build: tuple[Path, Path, str], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path, str]:
+    """(warehouse, world folder, sandbox URL): this module's copy of the process's Sandbox
+    build (tests/integration/conftest.py), so that what a module writes no other one sees."""
+    source, folder, base = env_build
     root = tmp_path_factory.mktemp("env")
-    generated = world.generate(world.WorldConfig(seed=5, papers=800))
-    world.write(generated, root / "world")
-    path = root / "w.duckdb"
-    with sandbox.running(generated, sandbox.SandboxConfig(time_scale=1000)) as base:
-        settings = sandbox.settings_for(base, warehouse=path, llm_backend="rules")
-        with warehouse.open_warehouse(path) as con:
-            client = make_client(settings, con)
-            version = pipeline.build_split(con, client, settings, "eval", 14)["version_id"]
-        built_corpus = CliRunner().invoke(
-            app, ["corpus", "build", "--world", str(root / "world"), "--warehouse", str(path)]
-        )
-        assert built_corpus.exit_code == 0, built_corpus.output
-        assert "corpus: " in built_corpus.output and "sandbox-world records" in built_corpus.output
-        yield path, root, base
-    assert version.startswith("eval-")
+    shutil.copytree(folder / "world", root / "world")
+    shutil.copy(source, root / "w.duckdb")
+    return root / "w.duckdb", root, base
 
 
 def _instances(path: Path) -> int:

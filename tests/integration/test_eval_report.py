@@ -16,7 +16,7 @@ from inspire_build.evaluation.evaluate import evaluate
 from tests.conftest import run_inspire
 from tests.integration.test_env_sandbox import built
 
-__all__ = ["built"]  # the Sandbox build of test_env_sandbox, reused as this module's fixture
+__all__ = ["built"]  # this module's copy of the Sandbox build of tests/integration/conftest.py
 
 NAMES = ("bm25-brief", "multi-query", "multi-query-reversed")
 

@@ -3,8 +3,8 @@ instance run within its budget, nothing exposed on or after a cutoff, the run sc
 trajectories; and with a timeout, a malformed call and a refusal planted on three briefs, each
 failure an empty submission, counted, and the same run file at one and eight instances at once.
 
-The split is built once, by ``test_env_sandbox``'s module fixture (its world, warehouse and
-corpus), reused here."""
+The split is built once per test process (tests/integration/conftest.py: its world, warehouse
+and corpus); ``test_env_sandbox``'s module fixture gives this module a copy."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from inspire_build.sandbox import world
 from inspire_build.sandbox.openai_api import OpenAIConfig
 from tests.integration.test_env_sandbox import built
 
-__all__ = ["built"]  # the fixture, shared: one build for both modules' tests
+__all__ = ["built"]  # this module's copy of the one build
 BUDGET = 20
 
 
