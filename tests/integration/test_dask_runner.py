@@ -34,6 +34,12 @@ WORKERS = 2
 SCALE = 1000
 
 
+@pytest.fixture(scope="module")
+def generated() -> world.World:
+    """The world of both builds' tests, generated once (0.6 CPU-s each time); none changes it."""
+    return world.generate(world.WorldConfig(seed=13, papers=1000))
+
+
 def _free_ports(count: int) -> int:
     """The first of ``count`` consecutive ports that are free now."""
     for _ in range(200):
@@ -94,8 +100,9 @@ def _build_and_export(
     return files, calls
 
 
-def test_a_dask_build_exports_the_bytes_of_a_local_one(tmp_path: Path, prefect_api: str) -> None:
-    generated = world.generate(world.WorldConfig(seed=13, papers=1000))
+def test_a_dask_build_exports_the_bytes_of_a_local_one(
+    tmp_path: Path, prefect_api: str, generated: world.World
+) -> None:
     with server.running(generated, server.SandboxConfig(time_scale=SCALE)) as base:
         local, local_calls = _build_and_export(tmp_path, "local", base, prefect_api)
         dask, dask_calls = _build_and_export(
@@ -113,12 +120,11 @@ def test_a_dask_build_exports_the_bytes_of_a_local_one(tmp_path: Path, prefect_a
 
 
 def test_llm_steps_on_dask_workers_keep_the_calls_in_flight_and_the_bytes(
-    tmp_path: Path, prefect_api: str
+    tmp_path: Path, prefect_api: str, generated: world.World
 ) -> None:
     """The openai backend against the sandbox's truthful model: the LLM steps run on the
     workers, at most INSPIRE_LLM_CONCURRENCY calls in flight over both (a Dask semaphore), and
     the export is the local build's, byte for byte."""
-    generated = world.generate(world.WorldConfig(seed=13, papers=1000))
     config = server.SandboxConfig(time_scale=SCALE, openai=OpenAIConfig(seed=2, latency_s=0.05))
     llm = {"INSPIRE_LLM_BACKEND": "openai", "INSPIRE_LLM_CONCURRENCY": "3"}
     with server.running(generated, config) as base:
