@@ -29,9 +29,14 @@ class Built(NamedTuple):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+def generated() -> world.World:
+    """The module's world, generated once rather than again for each test's sandbox."""
+    return world.generate(world.WorldConfig(seed=11, papers=600))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, generated: world.World) -> Iterator[Built]:
     path = tmp_path_factory.mktemp("audit-brief") / "w.duckdb"
-    generated = world.generate(world.WorldConfig(seed=11, papers=600))
     with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
         settings = server.settings_for(base, warehouse=path)
         with warehouse.open_warehouse(path) as con:
@@ -53,8 +58,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
 
 
 @pytest.fixture
-def audited(built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
-    generated = world.generate(world.WorldConfig(seed=11, papers=600))
+def audited(
+    built: Built, generated: world.World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[object]:
     with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
         for line in server.env_lines(base):
             name, _, value = line.partition("=")
