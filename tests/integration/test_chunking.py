@@ -12,9 +12,10 @@ from pathlib import Path
 import duckdb
 from pydantic import SecretStr
 
-from inspire_build import exports, pipeline, warehouse
+from inspire_build import exports, pipeline
 from inspire_build.sandbox import server, world
 from inspire_build.sources import make_client
+from tests.conftest import new_warehouse
 
 # Four chunks of 5: enough for shared works to arrive in other orders. With the bug this test
 # was written for planted again (fetch order kept, texts from any duplicate), 20 targets still
@@ -39,8 +40,7 @@ def _build(base: str, out: Path, chunk_size: int) -> tuple[dict[str, set[str]], 
     settings = server.settings_for(
         base, warehouse=out / "w.duckdb", chunk_size=chunk_size, instance_key=KEY
     )
-    con = warehouse.connect(out / "w.duckdb")
-    warehouse.migrate(con)
+    con = new_warehouse(out / "w.duckdb")
     pipeline.build_split(con, make_client(settings, con), settings, "eval", TARGETS)
     rows = {table: _rows(con, table) for table in QUERIES}
     hashes = exports.export(con, settings, "eval", None, out / "export", force=True)

@@ -12,10 +12,11 @@ from typing import Any
 import duckdb
 from pydantic import SecretStr
 
-from inspire_build import pipeline, warehouse
+from inspire_build import pipeline
 from inspire_build.cutoff import cutoff_date
 from inspire_build.sandbox import server, world
 from inspire_build.sources import make_client
+from tests.conftest import new_warehouse
 
 KEY = SecretStr("5a" * 32)
 
@@ -42,8 +43,7 @@ def test_a_rebuild_at_jitter_0_publishes_the_cutoffs_of_the_build_at_jitter_30(
 ) -> None:
     generated = world.generate(world.WorldConfig(seed=13, papers=1000))
     path = tmp_path / "w.duckdb"
-    con = warehouse.connect(path)
-    warehouse.migrate(con)
+    con = new_warehouse(path)
     # 8 then 12 targets: 8 instances, then 11 of which 3 new (16 and 24 cost twice the CPU). A
     # rebuild that reused no published cutoff fails here as it did at 16 and 24.
     with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:

@@ -18,10 +18,11 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from inspire_build import boundary, exports, pipeline, warehouse
+from inspire_build import boundary, exports, pipeline
 from inspire_build.sandbox import server, world
 from inspire_build.sources import make_client
 from inspire_build.tables import versions
+from tests.conftest import new_warehouse
 
 TARGETS = 16
 KEY = SecretStr("5a" * 32)
@@ -62,8 +63,7 @@ def _export(tmp_path: Path) -> Exported:
     generated = world.generate(world.WorldConfig(seed=1, papers=1200))
     with server.running(generated, server.SandboxConfig(time_scale=1000)) as base:
         settings = server.settings_for(base, warehouse=tmp_path / "w.duckdb", instance_key=KEY)
-        con = warehouse.connect(tmp_path / "w.duckdb")
-        warehouse.migrate(con)
+        con = new_warehouse(tmp_path / "w.duckdb")
         pipeline.build_split(con, make_client(settings, con), settings, "eval", TARGETS)
         exports.export(con, settings, "eval", None, tmp_path / "export", force=True)
     version = versions.latest(con)["eval"]

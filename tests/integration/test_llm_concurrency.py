@@ -27,6 +27,7 @@ from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.sources import make_client
 from inspire_build.tables import search as search_table
 from tests import competitor
+from tests.conftest import new_warehouse
 
 EVAL = Settings().split("eval")
 WINDOW = (EVAL.start, EVAL.end)  # the card states the split's window
@@ -64,8 +65,7 @@ def _build_and_export(
     """Build eval into a fresh warehouse and export it: the files' hashes, and the endpoint's
     counts (chat calls, rate-limited ones, the most in flight at once)."""
     settings = _settings(base, out, concurrency, **extra)
-    con = warehouse.connect(out / "w.duckdb")
-    warehouse.migrate(con)
+    con = new_warehouse(out / "w.duckdb")
     row = build(con, make_client(settings, con), settings, "eval", targets)
     assert row["counts"]["instances"] >= targets // 4, row
     hashes = exports.export(con, settings, "eval", None, out / "export", force=True)

@@ -11,12 +11,13 @@ import duckdb
 import pytest
 import requests
 
-from inspire_build import gold, pipeline, splits, warehouse
+from inspire_build import gold, pipeline, splits
 from inspire_build.lineage import normalise_title
 from inspire_build.sandbox import server, world
 from inspire_build.sandbox.llm_truth import TruthRates
 from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.sources import make_client
+from tests.conftest import new_warehouse
 
 TARGETS = 30
 LEAK_RATE = 0.15  # raised, so that a 30-target build plants every kind at least once
@@ -49,8 +50,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         settings = server.settings_for(
             base, warehouse=path, llm_backend="openai", llm_model="sandbox-gpt"
         )
-        con = warehouse.connect(str(path))
-        warehouse.migrate(con)
+        con = new_warehouse(path)
         row = pipeline.build_split(con, make_client(settings, con), settings, "eval", TARGETS)
         written = requests.get(f"{base}/_sandbox/llm/briefs", timeout=30).json()
     yield Built(con, splits.latest_version(con, "eval"), row, written)

@@ -18,7 +18,7 @@ from inspire_build import audit_checks, boundary, boundary_store, exports, wareh
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.tables import windows
-from tests.conftest import run_inspire
+from tests.conftest import new_warehouse, run_inspire
 
 VERSION = "eval-0123456789ab"
 KEY_HEX = "5e" * 32
@@ -39,8 +39,7 @@ class Built:
 def build(tmp_path: Path) -> Built:
     """A warehouse holding one version, its instances keyed as a build would key them."""
     path = tmp_path / "w.duckdb"
-    con = warehouse.connect(path)
-    warehouse.migrate(con)
+    con = new_warehouse(path)
     settings = Settings(warehouse=path, instance_key=KEY_HEX)  # type: ignore[arg-type]
     key = boundary_store.instance_key(con, settings)
     now = dt.datetime.now(dt.UTC)
@@ -298,8 +297,7 @@ def test_export_publishes_only_a_version_whose_latest_audit_passed(tmp_path: Pat
 
 def test_the_key_is_made_once_exported_and_a_different_one_refused(tmp_path: Path) -> None:
     path = tmp_path / "fresh.duckdb"
-    con = warehouse.connect(path)
-    warehouse.migrate(con)
+    con = new_warehouse(path)
     made = boundary_store.instance_key(con, Settings(warehouse=path))
     assert boundary_store.instance_key(con, Settings(warehouse=path)) == made
     same = Settings(warehouse=path, instance_key=made.hex())  # type: ignore[arg-type]

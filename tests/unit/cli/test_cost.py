@@ -13,14 +13,14 @@ from typer.testing import CliRunner
 from inspire_build import warehouse
 from inspire_build.cli import app
 from inspire_build.errors import InputError
+from tests.conftest import new_warehouse
 from tests.unit.tables.test_llm_ledger import NOW, write_ledger
 
 
 @pytest.fixture
 def path(tmp_path: Path) -> Path:
     file = tmp_path / "w.duckdb"
-    con = warehouse.connect(file)
-    warehouse.migrate(con)
+    con = new_warehouse(file)
     write_ledger(con)
     warehouse.upsert(
         con,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from inspire_build import warehouse
-from tests.conftest import run_inspire
+from tests.conftest import new_warehouse, run_inspire
 
 QRELS = "i1 0 a 3\ni1 0 b 1\ni2 0 c 2\n"
 RUN = '{"instance_id": "i1", "ranking": ["a"]}\n{"instance_id": "i2", "ranking": ["x", "c"]}\n'
@@ -55,8 +55,7 @@ def with_qrels(tmp_path: Path, run: Path, *extra: str | Path) -> subprocess.Comp
 def split_warehouse(tmp_path: Path) -> Path:
     """A warehouse holding version eval-x of split eval, with instances i1 and i2."""
     path = tmp_path / "w.duckdb"
-    con = warehouse.connect(path)
-    warehouse.migrate(con)
+    con = new_warehouse(path)
     con.execute(
         "INSERT INTO split_versions (version_id, split, config_hash, code_version, prompt_hashes,"
         " models, counts, created_at, status) "
@@ -267,8 +266,7 @@ def test_cli_against_a_split_writes_eval_runs_and_scores(tmp_path: Path) -> None
     from inspire_build import warehouse
 
     path = tmp_path / "w.duckdb"
-    con = warehouse.connect(path)
-    warehouse.migrate(con)
+    con = new_warehouse(path)
     con.execute(
         "INSERT INTO split_versions (version_id, split, label, config_hash, code_version, "
         "prompt_hashes, models, counts, created_at, status, cutoff_jitter_days) "

@@ -21,6 +21,7 @@ from inspire_build.driver import Hooks, recorded, rounds, steps
 from inspire_build.errors import Cancelled, WarehouseError
 from inspire_build.instances import Walk
 from inspire_build.models import TargetOutcome, TargetStatus
+from tests.conftest import new_warehouse
 
 TARGETS = [f"t{i}" for i in range(7)]
 NO_LINEAGE = {"t1", "t4"}  # lineage leaves these without antecedents
@@ -227,8 +228,7 @@ def test_a_stopped_build_is_recorded_cancelled(tmp_path: Path) -> None:
 
 def test_a_failed_write_is_recorded_through_a_fresh_connection(tmp_path: Path) -> None:
     path = tmp_path / "w.duckdb"
-    con = warehouse.connect(path)
-    warehouse.migrate(con)
+    con = new_warehouse(path)
 
     def failed() -> dict[str, Any]:
         con.close()  # as DuckDB leaves a connection after a failed write: unusable

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from inspire_build import warehouse
 from inspire_build.cli import app
 from inspire_build.evaluation.evaluate import evaluate
-from tests.conftest import run_inspire
+from tests.conftest import new_warehouse, run_inspire
 
 QRELS = "i1 0 a 3\ni1 0 b 1\ni1 0 d 2\ni2 0 c 2\ni3 0 e 1\n"
 RUNS = {
@@ -145,8 +145,7 @@ def test_inputs_that_do_not_pair_are_one_error_naming_the_option(files: Path) ->
 def split_warehouse(tmp_path: Path) -> Path:
     """A warehouse holding version eval-x of split eval, with QRELS' judgements."""
     path = tmp_path / "w.duckdb"
-    con = warehouse.connect(path)
-    warehouse.migrate(con)
+    con = new_warehouse(path)
     con.execute(
         "INSERT INTO split_versions (version_id, split, config_hash, code_version, prompt_hashes,"
         " models, counts, created_at, status) "
