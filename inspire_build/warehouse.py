@@ -14,6 +14,7 @@ import datetime as dt
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import re
 import sys
@@ -199,6 +200,9 @@ def migrate(
     return applied
 
 
+_SAY_EVERY_S = 30.0
+
+
 @contextmanager
 def open_warehouse(
     path: Path | str,
@@ -211,11 +215,12 @@ def open_warehouse(
     """A read-write connection with every migration applied, closed on exit. A missing file is
     created, unless not ``create``.
 
-    With ``wait_s``, a warehouse locked by another process (another build) is retried every few
-    seconds for up to that long, saying so, so that concurrent builds run one after another;
-    ``stopped`` ends the wait with :class:`Cancelled`.
+    With ``wait_s``, a warehouse locked by another process (another build) is retried every half
+    second for up to that long, saying so every half minute, so that concurrent builds run one
+    after another; ``stopped`` ends the wait with :class:`Cancelled`.
     """
     deadline = time.monotonic() + wait_s
+    said = -math.inf
     while True:
         try:
             con = connect(path, create=create)
@@ -225,9 +230,12 @@ def open_warehouse(
                 raise Cancelled("cancelled while waiting for the warehouse") from None
             if time.monotonic() >= deadline:
                 raise
-            if say is not None:
+            if say is not None and time.monotonic() - said >= _SAY_EVERY_S:
                 say(f"the warehouse {path} is in use by another process; waiting for it")
-            time.sleep(min(5.0, max(0.1, deadline - time.monotonic())))
+                said = time.monotonic()
+            # A free file is taken within half a second (every 5 s, a build waited 2.5 s on
+            # average after the other had finished); the line is said every half minute.
+            time.sleep(min(0.5, max(0.05, deadline - time.monotonic())))
     try:
         migrate(con)
         yield con

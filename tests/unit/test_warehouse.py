@@ -461,3 +461,27 @@ def test_hidden_pandas_keeps_duckdb_from_importing_it_where_it_is_installed() ->
         seen[mode] = done.stdout.strip()
     assert seen["hide"] == "[]"
     assert "'pandas'" in seen["leave"]  # the planted case: left alone, DuckDB imports it
+
+
+def test_a_locked_warehouse_is_retried_every_half_second_and_said_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Five refusals, then the lock is free: five waits of at most half a second (a build starts
+    soon after the one before it ends), and one line said, not one per retry."""
+    refusals = iter(range(5))
+    real_connect = warehouse.connect
+
+    def connect(path: Path | str, **kwargs: bool) -> duckdb.DuckDBPyConnection:
+        if next(refusals, None) is not None:
+            raise WarehouseLockedError("locked")
+        return real_connect(path, **kwargs)
+
+    slept: list[float] = []
+    said: list[str] = []
+    monkeypatch.setattr(warehouse, "connect", connect)
+    monkeypatch.setattr(warehouse.time, "sleep", slept.append)
+    with warehouse.open_warehouse(tmp_path / "w.duckdb", wait_s=60, say=said.append) as con:
+        assert con.execute("SELECT 1").fetchone() == (1,)
+    assert len(slept) == 5 and all(0 < s <= 0.5 for s in slept)
+    assert said == [f"the warehouse {tmp_path / 'w.duckdb'} is in use by another process; "
+                    "waiting for it"]  # fmt: skip
