@@ -19,11 +19,11 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 from typer.testing import CliRunner
 
-from inspire_build import cli, pipeline, warehouse
+from inspire_build import cli, warehouse
 from inspire_build.evaluation.evaluate import evaluate
 from inspire_build.sandbox import payloads, world
 from inspire_build.sandbox import server as sandbox
-from inspire_build.sources import make_client
+from tests.integration.conftest import sandbox_split
 
 WINDOW = ("2016-01-01", "2024-12-31")
 CS = "Computer Science"
@@ -33,13 +33,8 @@ CS = "Computer Science"
 def split(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, world.World, str]]:
     """(warehouse, world, sandbox URL): an eval version of a few targets, with no corpus yet."""
     root = tmp_path_factory.mktemp("corpus")
-    generated = world.generate(world.WorldConfig(seed=5, papers=700))
-    world.write(generated, root / "world")
     path = root / "split.duckdb"
-    with sandbox.running(generated, sandbox.SandboxConfig(time_scale=1000)) as base:
-        settings = sandbox.settings_for(base, warehouse=path, llm_backend="rules")
-        with warehouse.open_warehouse(path) as con:
-            pipeline.build_split(con, make_client(settings, con), settings, "eval", 6)
+    with sandbox_split(root, path, papers=700, targets=6) as (generated, base, _):
         yield path, generated, base
 
 

@@ -320,19 +320,23 @@ class InFlight:
         return Reply(200, self.answer(seen))
 
 
+def _at_once(
+    client: HttpClient, source: str, path: str, params: list[list[tuple[str, str]]]
+) -> None:
+    """One thread per request, all started, then all joined."""
+    threads = [threading.Thread(target=client.get, args=(source, path, p)) for p in params]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def test_arxiv_sends_one_request_at_a_time() -> None:
     handler = InFlight(lambda _: b"<feed xmlns='http://www.w3.org/2005/Atom'/>")
     server = LocalServer(handler)
     with server.running():
         client = HttpClient(settings_for(server, arxiv_interval_s=0), CODECS, None, mode="live")
-        threads = [
-            threading.Thread(target=client.get, args=("arxiv", "", [("id_list", f"2301.0000{i}")]))
-            for i in range(5)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        _at_once(client, "arxiv", "", [[("id_list", f"2301.0000{i}")] for i in range(5)])
     assert handler.peak == 1 and len(server.seen) == 5
 
 
@@ -584,13 +588,6 @@ def test_lineage_and_llm_steps_at_once_share_the_pool_without_discarding(
     server = LocalServer(handler)
     with server.running(), caplog.at_level("WARNING", logger="urllib3.connectionpool"):
         client = client_for(server, concurrency=2, llm_concurrency=4)
-        threads = [
-            threading.Thread(target=client.get, args=("openalex", "/works", [("search", f"q{i}")]))
-            for i in range(6)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        _at_once(client, "openalex", "/works", [[("search", f"q{i}")] for i in range(6)])
     assert len(server.seen) == 6 and not together.broken  # six connections at once
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
