@@ -99,7 +99,7 @@ def mark_absent_pandas() -> None:
     lookup took 0.44 ms instead of 0.27 ms, and 0.38 instead of 0.15 across 8 threads, which
     queue on that lock. Where pandas is installed (or already imported), nothing changes."""
     if "pandas" not in sys.modules and importlib.util.find_spec("pandas") is None:
-        sys.modules["pandas"] = None  # type: ignore[assignment]  # "known absent" in CPython
+        hide_pandas()
 
 
 def hide_pandas() -> None:

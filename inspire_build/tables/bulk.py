@@ -108,11 +108,9 @@ def read_rows(
     con: duckdb.DuckDBPyConnection, kind: str, path: Path, batch: int = 10_000
 ) -> Iterator[dict[str, Any]]:
     """The file's rows, as column -> value, ``batch`` at a time (JSON columns as text)."""
-    names = list(COLUMNS[kind])
     cursor = con.cursor()
     cursor.execute(_READ[kind], [str(path)])
-    while rows := cursor.fetchmany(batch):
-        yield from (dict(zip(names, row, strict=True)) for row in rows)
+    yield from _dicts(cursor, list(COLUMNS[kind]), batch)
 
 
 # DuckDB settings of the whole database (not of one connection) an ingest changes for a while:
@@ -145,7 +143,14 @@ def rows_of(
     ``names``, ``batch`` at a time; on ``con`` itself, not a cursor, so that its temporary
     tables are in reach."""
     con.execute(sql)
-    while rows := con.fetchmany(batch):
+    yield from _dicts(con, names, batch)
+
+
+def _dicts(
+    result: duckdb.DuckDBPyConnection, names: Sequence[str], batch: int
+) -> Iterator[dict[str, Any]]:
+    """The rows of the statement ``result`` last ran, as column -> value, ``batch`` at a time."""
+    while rows := result.fetchmany(batch):
         yield from (dict(zip(names, row, strict=True)) for row in rows)
 
 
