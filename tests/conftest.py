@@ -104,8 +104,9 @@ _TEMPLATE: list[Path] = []  # the file migrated_template() made in this process
 
 def migrated_template() -> Path:
     """A warehouse file with every migration applied, made once per test process (in the run's
-    shared folder, which the end of the run removes). Migrating a file takes 0.5 CPU-s and a
-    second of writes; a copy of this one 0.04 CPU-s."""
+    shared folder, which the end of the run removes). Migrating a file takes 0.2 CPU-s and its
+    writes (0.5 where it is the process's first bound parameter, which imports pandas); a copy
+    of this one 0.04 CPU-s."""
     if not _TEMPLATE:
         folder = Path(tempfile.mkdtemp(prefix="migrated-", dir=os.environ.get(_SHARED)))
         with warehouse.open_warehouse(folder / "warehouse.duckdb"):
