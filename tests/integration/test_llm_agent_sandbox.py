@@ -128,7 +128,9 @@ def faulty(built: tuple[Path, Path, str]) -> Iterator[str]:
     con.close()
     faults = ("timeout", "invalid_json", "refusal")
     planted = tuple(zip([_own_text(b, briefs) for b in briefs[:3]], faults, strict=True))
-    llm = OpenAIConfig(seed=3, triggers=planted, timeout_s=3.0)
+    # The planted timeout holds its answer well past the client's 4 s, which an unplanted
+    # call never reaches on a loaded machine (at 1 s, one did).
+    llm = OpenAIConfig(seed=3, triggers=planted, timeout_s=10.0)
     config = sandbox.SandboxConfig(time_scale=1000, openai=llm)
     with sandbox.running(world.load(root / "world"), config) as base:
         yield base
@@ -138,7 +140,7 @@ def test_seeded_failures_end_empty_counted_and_concurrency_changes_no_byte(
     built: tuple[Path, Path, str], faulty: str
 ) -> None:
     path, root, _ = built
-    settings = sandbox.settings_for(faulty, warehouse=path, llm_timeout_s=1.0, llm_max_retries=0)
+    settings = sandbox.settings_for(faulty, warehouse=path, llm_timeout_s=4.0, llm_max_retries=0)
     settings = llm_run.agent_settings(settings, "sandbox-gpt", None, None)
     files = {}
     for workers in (1, 8):
