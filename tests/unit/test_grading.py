@@ -508,9 +508,13 @@ class SlowOpenAI(FakeOpenAI):
 
 
 def _graded_at(
-    con: duckdb.DuckDBPyConnection, concurrency: int, refs: list[dict[str, Any]], budget: int
+    con: duckdb.DuckDBPyConnection,
+    concurrency: int,
+    refs: list[dict[str, Any]],
+    budget: int,
+    delay: float = 0.05,
 ) -> tuple[dict[str, grading.Graded], SlowOpenAI, list[dict[str, Any]]]:
-    client = SlowOpenAI(delay=0.05)
+    client = SlowOpenAI(delay=delay)
     settings = Settings(llm_backend="openai", llm_model="m", llm_concurrency=concurrency)
     llm = LLM(settings, con, client=client)  # type: ignore[arg-type]
     reader = con.cursor()
@@ -529,7 +533,9 @@ def test_a_targets_parts_and_readings_are_asked_at_once_within_the_concurrency(
     assert parts >= 3
     one_by_one, client, _ = _graded_at(con, 1, refs, budget)
     assert client.most == 1
-    graded, client, calls = _graded_at(con, concurrency, refs, budget)
+    # Each answer takes 0.5 s: on a loaded machine, 50 ms let the first call end before the
+    # twelfth had started.
+    graded, client, calls = _graded_at(con, concurrency, refs, budget, delay=0.5)
     assert len(client.requests) == len(calls) == 2 * parts  # the readings agree: no deciding one
     assert client.most == min(concurrency, 2 * parts)  # at once, never past the concurrency
     # The votes in the order one call after another gives: each grade's rationale is that of
