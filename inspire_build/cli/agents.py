@@ -16,10 +16,10 @@ import typer
 from inspire_build import warehouse
 from inspire_build.env.core import DEFAULT_BUDGET
 from inspire_build.errors import InputError
-from inspire_build.http import SourceMode
 
 if TYPE_CHECKING:
     from inspire_build.env.llm_run import LlmRun
+    from inspire_build.http import SourceMode
 from inspire_build.cli.common import (
     BackendOption,
     BudgetOption,

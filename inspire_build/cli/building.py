@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from inspire_build import plan, warehouse
+from inspire_build import warehouse
 from inspire_build.cli.common import (
     JsonOption,
     WarehouseOption,
@@ -23,8 +23,6 @@ from inspire_build.cli.common import (
 )
 from inspire_build.errors import InputError
 from inspire_build.ids import parse_any_id
-from inspire_build.sources import make_client
-from inspire_build.tables import crosswalk as crosswalk_table
 
 
 @gold_app.command("make")
@@ -41,6 +39,8 @@ def gold_make(
 ) -> None:
     """Brief each target, audit it five ways (redrafting on a leak), grade its antecedents."""
     from inspire_build import gold
+    from inspire_build.sources import make_client
+    from inspire_build.tables import crosswalk as crosswalk_table
 
     root: _Context = ctx.obj
     with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
@@ -113,7 +113,8 @@ def plan_command(
     """Before anything is spent: the candidates, the HTTP calls, the LLM calls, tokens and cost,
     and the wall time a build would take. Lists the candidates (kept in the raw store, so the
     build asks no listing twice); makes no LLM call."""
-    from inspire_build import pipeline, selection
+    from inspire_build import pipeline, plan, selection
+    from inspire_build.sources import make_client
 
     check_split(ctx, split)
     root: _Context = ctx.obj

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import duckdb
 import pydantic
@@ -26,8 +26,10 @@ from inspire_build import (
 )
 from inspire_build.config import Settings, get_settings
 from inspire_build.errors import InputError, InspireError
-from inspire_build.http import HttpClient
 from inspire_build.models import Paper, PaperIds, Reference, ReferenceStatus
+
+if TYPE_CHECKING:
+    from inspire_build.http import HttpClient  # requests: the fetching commands' alone
 
 
 def _plain_help_flag() -> None:

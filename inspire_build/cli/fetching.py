@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from inspire_build import (
-    sources,
-)
-from inspire_build.errors import InvalidIdError
-from inspire_build.ids import parse_any_id
-from inspire_build.models import Source
-
-if TYPE_CHECKING:
-    pass
 from inspire_build.cli.common import (
     JsonOption,
     OfflineOption,
@@ -29,6 +20,9 @@ from inspire_build.cli.common import (
     paper_line,
     reference_line,
 )
+from inspire_build.errors import InvalidIdError
+from inspire_build.ids import parse_any_id
+from inspire_build.models import Source
 
 
 @ids_app.command("normalize")
@@ -77,6 +71,8 @@ def fetch_paper(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Fetch one paper's metadata, recording the response in the raw store."""
+    from inspire_build import sources  # its clients (httpx, lxml): the fetching commands' alone
+
     chosen = source.value if source else sources.default_source(paper_id)
     with _client(ctx, warehouse_path, offline) as (client, _):
         paper = sources.fetch_paper(client, paper_id, chosen)
@@ -95,6 +91,8 @@ def fetch_references(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Fetch a paper's references: S2 (with contexts and intents), OpenAlex, or both lists."""
+    from inspire_build import sources
+
     names = ["s2", "openalex"] if source is ReferenceSource.both else [source.value]
     with _client(ctx, warehouse_path, offline) as (client, _):
         lines = [

@@ -7,12 +7,6 @@ from typing import Annotated
 
 import typer
 
-from inspire_build import (
-    boundary_store,
-    lineage_rows,
-    resolve,
-    selection,
-)
 from inspire_build.cli.common import (
     JsonOption,
     OfflineOption,
@@ -29,7 +23,6 @@ from inspire_build.cli.common import (
 from inspire_build.errors import InputError
 from inspire_build.ids import parse_any_id
 from inspire_build.models import Source
-from inspire_build.tables import crosswalk as crosswalk_table
 
 
 @targets_app.command("select")
@@ -41,6 +34,8 @@ def targets_select(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Find a split's candidates in OpenAlex and record each with a status and a reason."""
+    from inspire_build import selection
+
     check_split(ctx, split)
     root: _Context = ctx.obj
     with _client(ctx, warehouse_path, offline) as (client, con):
@@ -81,6 +76,9 @@ def lineage_resolve(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Resolve targets' lineage and write papers, IDs, references, targets and completeness."""
+    from inspire_build import boundary_store, lineage_rows, resolve
+    from inspire_build.tables import crosswalk as crosswalk_table
+
     root: _Context = ctx.obj
     _check_ids(paper_ids)
     with _client(ctx, warehouse_path, offline) as (client, con):
@@ -115,6 +113,8 @@ def lineage_show(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Print each reference with its status, reason and first public date (writes nothing)."""
+    from inspire_build import resolve
+
     _check_ids([paper_id])
     chosen = _parse_sources(sources)
     dates = {paper_id: _parse_date(target_date)} if target_date else {}

@@ -13,9 +13,7 @@ import typer
 from rich.table import Table
 
 from inspire_build import (
-    boundary_store,
     bulk,
-    snapshot,
     warehouse,
 )
 from inspire_build.cli.common import (
@@ -33,9 +31,6 @@ from inspire_build.cli.common import (
     warehouse_of,
 )
 from inspire_build.errors import InputError
-from inspire_build.sources import CODECS
-from inspire_build.tables import lineage as lineage_table
-from inspire_build.tables import llm_log
 
 
 @warehouse_app.command("init")
@@ -84,6 +79,9 @@ def snapshot_import(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Import recorded responses (vcrpy, R vcr or arxiv.py fixtures) into the raw store."""
+    from inspire_build import snapshot
+    from inspire_build.sources import CODECS
+
     files = snapshot.cassette_files(paths)
     root: _Context = ctx.obj
     with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
@@ -180,6 +178,8 @@ def snapshot_export(
     warehouse_path: WarehouseOption = None,
 ) -> None:
     """Export the raw response store to a Parquet file (secrets are never stored)."""
+    from inspire_build import snapshot
+
     con = warehouse.connect(warehouse_of(ctx, warehouse_path), read_only=True)
     try:
         count = snapshot.export_parquet(con, out_path)
@@ -193,6 +193,8 @@ def snapshot_stats(
     ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
 ) -> None:
     """Count the stored responses by source and origin."""
+    from inspire_build import snapshot
+
     con = warehouse.connect(warehouse_of(ctx, warehouse_path), read_only=True)
     try:
         rows = snapshot.stats(con)
@@ -222,6 +224,8 @@ def stats_lineage(
     ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
 ) -> None:
     """Gold completeness per target: references seen, kept, and lost under each status."""
+    from inspire_build.tables import lineage as lineage_table
+
     rows = _read(ctx, warehouse_path, lineage_table.completeness)
     if _print_rows(rows, as_json, "gold completeness", ("target_id", "sources")):
         return
@@ -236,6 +240,8 @@ def stats_llm(
     ctx: typer.Context, as_json: JsonOption = False, warehouse_path: WarehouseOption = None
 ) -> None:
     """LLM calls, tokens and estimated cost per step (prompt) and model."""
+    from inspire_build.tables import llm_log
+
     rows = _read(ctx, warehouse_path, llm_log.usage)
     title = "LLM calls (each is logged once; reruns are served from the log)"
     if _print_rows(rows, as_json, title, ("step", "backend", "model")):
@@ -255,6 +261,8 @@ def key_export(
 ) -> None:
     """Print the instance key, to rebuild byte-identical exports elsewhere with
     INSPIRE_INSTANCE_KEY. It is a secret: whoever holds it can map targets to instance IDs."""
+    from inspire_build import boundary_store
+
     with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path)) as con:
         key = boundary_store.stored_key(con)
     if out_file is None:
