@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http import HTTPStatus
 from pathlib import Path
@@ -304,18 +305,27 @@ def test_requests_per_second_never_exceed_each_hosts_rate() -> None:
 
 
 class InFlight:
-    """A handler that holds each request 50 ms and counts the most held at once."""
+    """A handler that counts the most requests held at once. It holds the first ones until
+    ``together`` are held (at most 10 s from the first: a client that never sends that many
+    at once fails slowly, not forever), then every request 50 ms, where more than allowed
+    would meet. A fixed 50 ms alone let a loaded machine start the third request after the
+    first had ended (a peak of 2, not 3)."""
 
-    def __init__(self, answer: Callable[[Seen], bytes]) -> None:
-        self.answer, self.active, self.peak = answer, 0, 0
-        self._lock = threading.Lock()
+    def __init__(self, answer: Callable[[Seen], bytes], together: int = 1) -> None:
+        self.answer, self.together, self.active, self.peak = answer, together, 0, 0
+        self._changed = threading.Condition()
+        self._until: float | None = None
 
     def __call__(self, seen: Seen) -> Reply:
-        with self._lock:
+        with self._changed:
             self.active += 1
             self.peak = max(self.peak, self.active)
+            self._changed.notify_all()
+            self._until = self._until or time.monotonic() + 10
+            left = self._until - time.monotonic()
+            self._changed.wait_for(lambda: self.peak >= self.together, timeout=max(0.0, left))
         threading.Event().wait(0.05)
-        with self._lock:
+        with self._changed:
             self.active -= 1
         return Reply(200, self.answer(seen))
 
@@ -512,11 +522,16 @@ def test_s2_pages_join_with_offset_and_next_by_hand() -> None:
     assert "next" not in json.loads(semanticscholar.PAGING.join(first, [1], None))
 
 
+def _work_id(seen: Seen) -> bytes:
+    return json.dumps({"id": seen.path.rsplit("/", 1)[-1]}).encode()
+
+
 def test_at_once_asks_up_to_concurrency_at_a_time_and_answers_in_order() -> None:
-    handler = InFlight(lambda seen: json.dumps({"id": seen.path.rsplit("/", 1)[-1]}).encode())
+    handler = InFlight(_work_id, together=3)
     server = LocalServer(handler)
     with server.running():
-        client = client_for(server, concurrency=3)
+        # a timeout past the handler's 10 s hold: no retry while it waits for a third request
+        client = client_for(server, concurrency=3, http_timeout_s=20)
         works = [f"W{i}" for i in range(9)]
         answers = client.at_once(lambda w: client.get("openalex", f"/works/{w}").json(), works)
     assert [a["id"] for a in answers] == works  # the items' order, whatever the arrival order
@@ -576,10 +591,11 @@ def test_health_ok_is_a_200_and_anything_else_false() -> None:
 def test_lineage_and_llm_steps_at_once_share_the_pool_without_discarding(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Lineage asks up to ``concurrency`` at a time and the LLM steps beside it up to
-    ``llm_concurrency`` more (the search check): one host's pool holds all of them, so no
-    connection is thrown away ("Connection pool is full", once per request in the demo)."""
-    together = threading.Barrier(6, timeout=10)  # each answer waits until all six are asked
+    """Lineage asks up to ``concurrency`` + 1 at a time (:meth:`at_once`), S2's reference lists
+    one more beside them, and the LLM steps up to ``llm_concurrency`` more (the search check):
+    one host's pool holds all of them, so no connection is thrown away ("Connection pool is
+    full", once per request in the demo)."""
+    together = threading.Barrier(8, timeout=10)  # each answer waits until all eight are asked
 
     def handler(_: Seen) -> Reply:
         together.wait()
@@ -588,6 +604,6 @@ def test_lineage_and_llm_steps_at_once_share_the_pool_without_discarding(
     server = LocalServer(handler)
     with server.running(), caplog.at_level("WARNING", logger="urllib3.connectionpool"):
         client = client_for(server, concurrency=2, llm_concurrency=4)
-        _at_once(client, "openalex", "/works", [[("search", f"q{i}")] for i in range(6)])
-    assert len(server.seen) == 6 and not together.broken  # six connections at once
+        _at_once(client, "openalex", "/works", [[("search", f"q{i}")] for i in range(8)])
+    assert len(server.seen) == 8 and not together.broken  # eight connections at once
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
