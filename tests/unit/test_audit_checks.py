@@ -25,10 +25,15 @@ ANSWERS = {
 
 
 class SlowOpenAI:
-    """Answers each schema with its fixed answer after ``delay``, counting calls in flight."""
+    """Answers each schema with its fixed answer, counting calls in flight: the first calls
+    wait until ``together`` are in flight (10 s at most from the first, then ``most`` tells),
+    then each waits ``delay``, where more at once would meet. A delay alone lets a loaded
+    machine end the first call before the second starts (as grading's twelve calls did)."""
 
-    def __init__(self, delay: float) -> None:
-        self.delay, self.lock, self.flying, self.most = delay, threading.Lock(), 0, 0
+    def __init__(self, delay: float, together: int = 1) -> None:
+        self.delay, self.together = delay, together
+        self.lock, self.flying, self.most = threading.Condition(), 0, 0
+        self.until: float | None = None
         self.asked: list[str] = []
         raw = types.SimpleNamespace(parse=self.raw_parse)
         self.chat = types.SimpleNamespace(completions=types.SimpleNamespace(with_raw_response=raw))
@@ -37,6 +42,10 @@ class SlowOpenAI:
         with self.lock:
             self.flying += 1
             self.most = max(self.most, self.flying)
+            self.lock.notify_all()
+            self.until = self.until or time.monotonic() + 10
+            left = max(0.0, self.until - time.monotonic())
+            self.lock.wait_for(lambda: self.most >= self.together, timeout=left)
         time.sleep(self.delay)
         model = request["response_format"]
         with self.lock:
@@ -68,8 +77,10 @@ def _papers(con: duckdb.DuckDBPyConnection) -> None:
     search.build_search_index(con)
 
 
-def _four(con: duckdb.DuckDBPyConnection, concurrency: int) -> tuple[list[Any], SlowOpenAI]:
-    client = SlowOpenAI(delay=0.2)
+def _four(
+    con: duckdb.DuckDBPyConnection, concurrency: int, together: int = 1
+) -> tuple[list[Any], SlowOpenAI]:
+    client = SlowOpenAI(delay=0.2, together=together)
     settings = Settings(llm_backend="openai", llm_model="m", llm_concurrency=concurrency)
     llm = LLM(settings, con, client=client)  # type: ignore[arg-type]
     reader = con.cursor()
@@ -88,7 +99,7 @@ def test_identity_and_mechanism_are_asked_at_once_and_the_findings_keep_their_or
     alone, client = _four(con, concurrency=1)
     assert client.most == 1
     assert client.asked == ["IdentityGuess", "MechanismGuess", "MechanismOverlap"]
-    found, client = _four(con, concurrency=4)
+    found, client = _four(con, concurrency=4, together=2)
     assert client.most == 2  # the identity guess beside the mechanism guess
     assert sorted(client.asked) == sorted(["IdentityGuess", "MechanismGuess", "MechanismOverlap"])
     assert [f.check for f in found] == [
