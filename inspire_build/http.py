@@ -784,9 +784,10 @@ def _interval(settings: Settings, source: str) -> float:
 
 def _session(settings: Settings) -> requests.Session:
     session = requests.Session()
-    # Lineage asks up to `concurrency` at once and the LLM steps beside it up to
-    # `llm_concurrency` more (the search check): a smaller pool throws connections away.
-    room = max(4, settings.concurrency + settings.llm_concurrency)
+    # Lineage asks up to `concurrency` + 1 at once (at_once) with S2's reference lists in a
+    # thread beside them, and the LLM steps up to `llm_concurrency` more (the search check):
+    # a smaller pool throws connections away.
+    room = max(4, settings.concurrency + 2 + settings.llm_concurrency)
     adapter = HTTPAdapter(pool_connections=4, pool_maxsize=room)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
