@@ -448,7 +448,11 @@ def test_upload_refuses_other_purposes_and_missing_files() -> None:
     assert response.status_code == 400
 
 
-def test_batch_round_trip() -> None:
+def test_batch_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The endpoint's clock is the test's: with the real one, a loaded machine could take the
+    # 0.2 s between creating the batch and asking for it, which then says "completed".
+    now = [100.0]
+    monkeypatch.setattr(openai_api, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     client = make_client(seed=9, batch_delay_s=0.2)
     uploaded = upload(client, batch_input())
     batch = create_batch(client, uploaded["id"], metadata={"run": "t1"})
@@ -463,7 +467,9 @@ def test_batch_round_trip() -> None:
     assert early["status"] == "in_progress"
     assert early["output_file_id"] is None and early["completed_at"] is None
 
-    time.sleep(0.25)
+    now[0] += 0.19
+    assert client.get(f"/v1/batches/{batch['id']}").json()["status"] == "in_progress"
+    now[0] += 0.01
     done = client.get(f"/v1/batches/{batch['id']}").json()
     assert done["status"] == "completed"
     assert done["request_counts"] == {"total": 3, "completed": 2, "failed": 1}
