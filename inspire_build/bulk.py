@@ -37,7 +37,6 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +50,7 @@ from inspire_build.models import Paper, Source
 from inspire_build.sources import arxiv, openalex, semanticscholar
 from inspire_build.tables import bulk as bulk_table
 from inspire_build.tables import bulk_papers, bulk_works
-
-
-class Kind(StrEnum):
-    OPENALEX_WORKS = "openalex-works"
-    S2_PAPERS = "s2-papers"
-    S2_ABSTRACTS = "s2-abstracts"
-    S2_CITATIONS = "s2-citations"
-    S2_PAPER_IDS = "s2-paper-ids"
-    ARXIV_METADATA = "arxiv-metadata"
-
+from inspire_build.tables.bulk import Kind
 
 # A path component -> the kind of the files under it (the distributions' own folder names).
 _FOLDERS = {

@@ -12,10 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from inspire_build import (
-    bulk,
-    warehouse,
-)
+from inspire_build import warehouse
 from inspire_build.cli.common import (
     JsonOption,
     WarehouseOption,
@@ -31,6 +28,7 @@ from inspire_build.cli.common import (
     warehouse_of,
 )
 from inspire_build.errors import InputError
+from inspire_build.tables.bulk import Kind
 
 
 @warehouse_app.command("init")
@@ -112,7 +110,7 @@ def snapshot_ingest(
         ),
     ],
     kind: Annotated[
-        bulk.Kind | None,
+        Kind | None,
         typer.Option("--kind", help="What the files are, where their folders do not say."),
     ] = None,
     release: Annotated[
@@ -145,6 +143,8 @@ def snapshot_ingest(
     """Ingest bulk distributions into the bulk tables, one transaction per file: a rerun skips
     the files already in, and a file that cannot be read whole is refused with nothing of it
     kept."""
+    from inspire_build import bulk
+
     released = _release(release)
     root: _Context = ctx.obj
     works = bulk.WorkFilter.of(root.settings.splits.values(), keep_all)

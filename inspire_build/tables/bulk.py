@@ -6,12 +6,23 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from inspire_build import warehouse
+
+
+class Kind(StrEnum):
+    OPENALEX_WORKS = "openalex-works"
+    S2_PAPERS = "s2-papers"
+    S2_ABSTRACTS = "s2-abstracts"
+    S2_CITATIONS = "s2-citations"
+    S2_PAPER_IDS = "s2-paper-ids"
+    ARXIV_METADATA = "arxiv-metadata"
+
 
 # The columns read from each kind of file. Types are never detected (that reads the file twice
 # and, on a sample, infers an all-null column as JSON); the Paper records' columns are read as
