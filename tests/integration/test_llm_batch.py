@@ -3,6 +3,8 @@ rerun sends nothing, and a run killed while waiting resumes the same job."""
 
 from __future__ import annotations
 
+import time
+import types
 from collections.abc import Iterator
 
 import duckdb
@@ -13,7 +15,7 @@ from inspire_build import gold, warehouse
 from inspire_build.config import Settings
 from inspire_build.lineage_rows import write
 from inspire_build.resolve import ALL_SOURCES, resolve_lineage
-from inspire_build.sandbox import server, world
+from inspire_build.sandbox import openai_api, server, world
 from inspire_build.sandbox.llm_truth import TruthRates
 from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.selection import select_targets
@@ -58,6 +60,7 @@ def counts(base: str) -> dict[str, int]:
 
 def test_batch_mode_end_to_end_then_resume(
     sandbox: tuple[str, Settings, duckdb.DuckDBPyConnection, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     base, settings, con, targets = sandbox
 
@@ -65,8 +68,12 @@ def test_batch_mode_end_to_end_then_resume(
     def crash(_: float) -> None:
         raise Interrupted
 
+    # The sandbox's clock stands still meanwhile: on the real one, a loaded machine could spend
+    # the job's 0.2 s before its first poll, find it completed and never sleep (the kill).
     killed = gold.make_llm(settings, con)
-    with pytest.raises(Interrupted):
+    with monkeypatch.context() as frozen, pytest.raises(Interrupted):
+        stopped = time.monotonic()
+        frozen.setattr(openai_api, "time", types.SimpleNamespace(monotonic=lambda: stopped))
         gold.run_in_batches(
             killed, con, lambda: gold.run(killed, con, settings, targets), poll_s=0.05, sleep=crash
         )
