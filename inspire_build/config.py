@@ -61,6 +61,12 @@ DEFAULT_SPLITS: dict[str, dict[str, Any]] = {
 RULES_MODEL = "rules-v1"
 
 
+# Targets whose LLM steps are in progress per LLM slot (the openai backend): a target has one
+# or two calls ready at a time, so with only as many targets as slots, slots sit idle while
+# targets wait between calls. HTTP's pool makes room for each one's search check.
+LLM_TARGETS_PER_SLOT = 4
+
+
 class Settings(BaseSettings):
     """Everything configurable. Field ``x`` is read from ``INSPIRE_X``."""
 
@@ -94,7 +100,7 @@ class Settings(BaseSettings):
     # json_schema: strict structured outputs; json_object: a JSON object, the schema stated in
     # the prompt and checked here, for servers without json_schema (docs/operations.md).
     llm_response_format: Literal["json_schema", "json_object"] = "json_schema"
-    # The most LLM calls in flight over all targets (gold.TARGETS_PER_SLOT per slot are in
+    # The most LLM calls in flight over all targets (LLM_TARGETS_PER_SLOT per slot are in
     # progress at once), a target's grading parts included (the openai backend; the rules
     # backend calls nothing and runs one target at a time).
     llm_concurrency: int = Field(default=8, ge=1, le=256)

@@ -25,7 +25,7 @@ from inspire_build import audit_checks, boundary_store, warehouse
 from inspire_build.batch import run_in_batches
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS, own_terms, redactions
 from inspire_build.classify import with_problems
-from inspire_build.config import Settings
+from inspire_build.config import LLM_TARGETS_PER_SLOT, Settings
 from inspire_build.errors import Cancelled, InputError, LLMError
 from inspire_build.grading import DECIDING, Graded, grade_references, withheld
 from inspire_build.http import HeldResponses, HttpClient
@@ -68,9 +68,6 @@ URGENCY = {
     "grade": 3,
     DECIDING: 4,
 }
-# Targets in progress per LLM slot: a target has one or two calls ready at a time, so with only
-# as many targets as slots, slots sit idle while targets wait between calls.
-TARGETS_PER_SLOT = 4
 
 
 def make_llm(
@@ -287,7 +284,7 @@ def _brief(
 class Steps:
     """The LLM steps of a build's targets, handed over chunk by chunk as lineage writes them.
 
-    Up to ``TARGETS_PER_SLOT`` targets per LLM slot run at once (one with the rules backend,
+    Up to ``LLM_TARGETS_PER_SLOT`` targets per LLM slot run at once (one with the rules backend,
     which calls nothing, or in batch mode), each in a thread that reads through a cursor of its
     own and returns the target's :class:`Records`; the caller's thread alone writes them
     (:meth:`store`). A brief and the model's audits need only the target's own rows, so they
@@ -305,7 +302,7 @@ class Steps:
     ) -> None:
         self.llm, self.con, self.settings, self.client = llm, con, settings, client
         one = llm.backend == "rules" or llm.collecting
-        width = 1 if one else settings.llm_concurrency * TARGETS_PER_SLOT
+        width = 1 if one else settings.llm_concurrency * LLM_TARGETS_PER_SLOT
         self._pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm-steps")
         self._ranks = itertools.count(first_rank)  # a target's place in the build
         self._root = con.cursor()  # cursors are made from this one, which runs no query

@@ -34,7 +34,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from inspire_build import warehouse
-from inspire_build.config import Settings
+from inspire_build.config import LLM_TARGETS_PER_SLOT, Settings
 from inspire_build.errors import InspireError
 from inspire_build.pacing import Pacer
 from inspire_build.redaction import REDACTED, Redactor
@@ -785,9 +785,10 @@ def _interval(settings: Settings, source: str) -> float:
 def _session(settings: Settings) -> requests.Session:
     session = requests.Session()
     # Lineage asks up to `concurrency` + 1 at once (at_once) with S2's reference lists in a
-    # thread beside them, and the LLM steps up to `llm_concurrency` more (the search check):
-    # a smaller pool throws connections away.
-    room = max(4, settings.concurrency + 2 + settings.llm_concurrency)
+    # thread beside them, and each target whose LLM steps are in progress one more (the search
+    # check): a smaller pool throws connections away.
+    steps = settings.llm_concurrency * LLM_TARGETS_PER_SLOT
+    room = max(4, settings.concurrency + 2 + steps)
     adapter = HTTPAdapter(pool_connections=4, pool_maxsize=room)
     session.mount("http://", adapter)
     session.mount("https://", adapter)

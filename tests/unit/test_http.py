@@ -594,9 +594,10 @@ def test_lineage_and_llm_steps_at_once_share_the_pool_without_discarding(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Lineage asks up to ``concurrency`` + 1 at a time (:meth:`at_once`), S2's reference lists
-    one more beside them, and the LLM steps up to ``llm_concurrency`` more (the search check):
-    one host's pool holds all of them, so no connection is thrown away ("Connection pool is
-    full", once per request in the demo)."""
+    one more beside them, and each of the ``llm_concurrency`` x LLM_TARGETS_PER_SLOT targets
+    whose LLM steps are in progress one more (the search check): one host's pool holds all of
+    them, so no connection is thrown away ("Connection pool is full", once per request in the
+    demo)."""
     together = threading.Barrier(8, timeout=10)  # each answer waits until all eight are asked
 
     def handler(_: Seen) -> Reply:
@@ -605,7 +606,7 @@ def test_lineage_and_llm_steps_at_once_share_the_pool_without_discarding(
 
     server = LocalServer(handler)
     with server.running(), caplog.at_level("WARNING", logger="urllib3.connectionpool"):
-        client = client_for(server, concurrency=2, llm_concurrency=4)
+        client = client_for(server, concurrency=2, llm_concurrency=1)  # 2 + 2 + 1 x 4
         _at_once(client, "openalex", "/works", [[("search", f"q{i}")] for i in range(8)])
     assert len(server.seen) == 8 and not together.broken  # eight connections at once
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
