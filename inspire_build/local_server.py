@@ -21,6 +21,10 @@ from inspire_build.errors import InspireError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")  # the Host headers a local server answers
 MAX_BODY_BYTES = 1_000_000  # 1 MB: the request body a local server reads, unless told
+# How long an idle connection stays open. uvicorn's 5 s closed connections that a client's pool
+# was reusing at that moment: a burst of requests every ~5 s (a build's search checks) met
+# ConnectionErrors and retried.
+KEEP_ALIVE_S = 75
 
 
 def refuse_foreign_hosts(app: Starlette, allowed_hosts: Sequence[str] = LOOPBACK) -> None:
@@ -119,7 +123,13 @@ def in_thread(app: ASGIApp, port: int = 0, what: str = "the server") -> Iterator
     sock = bind(port)  # with TCP_NODELAY, as every server here
     server = uvicorn.Server(
         uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off"
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_keep_alive=KEEP_ALIVE_S,
         )
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -165,5 +175,12 @@ def bind(port: int, host: str = "127.0.0.1") -> socket.socket:
 def serve_on(app: ASGIApp, sock: socket.socket) -> None:
     """Serve ``app`` in the foreground on a socket from :func:`bind` until interrupted."""
     host, port = sock.getsockname()[:2]
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=KEEP_ALIVE_S,
+    )
     uvicorn.Server(config).run(sockets=[sock])

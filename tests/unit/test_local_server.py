@@ -1,9 +1,12 @@
-"""The servers here (the sandbox, the tool and review servers) answer without Nagle's delay, and
-the tool and review servers refuse a body over their limit (:class:`BodyLimit`)."""
+"""The servers here (the sandbox, the tool and review servers) answer without Nagle's delay and
+keep an idle connection open past uvicorn's 5 s, and the tool and review servers refuse a body
+over their limit (:class:`BodyLimit`)."""
 
 from __future__ import annotations
 
+import http.client
 import socket
+import time
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -11,7 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from inspire_build.local_server import MAX_BODY_BYTES, BodyLimit, bind
+from inspire_build.local_server import MAX_BODY_BYTES, BodyLimit, bind, in_thread
 
 
 def test_a_bound_servers_connections_send_without_nagles_delay() -> None:
@@ -25,6 +28,24 @@ def test_a_bound_servers_connections_send_without_nagles_delay() -> None:
         with accepted:
             assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
     listening.close()
+
+
+def test_an_idle_connection_is_still_open_after_six_seconds() -> None:
+    """A client's pool reuses a connection that sat idle; with uvicorn's 5 s keep-alive the
+    server closed it, at times just as a request went out (a ConnectionError and a retry, a
+    dozen times in a demo). Six seconds on, the same connection still answers."""
+
+    async def ok(_: Request) -> Response:
+        return Response(b"ok")
+
+    with in_thread(Starlette(routes=[Route("/", ok)])) as base:
+        host, port = base.removeprefix("http://").split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=5)
+        for wait in (0, 6):
+            time.sleep(wait)
+            connection.request("GET", "/")
+            assert connection.getresponse().read() == b"ok"
+        connection.close()
 
 
 def _echo_behind(limit: int) -> TestClient:
