@@ -438,9 +438,11 @@ def test_warm_up_makes_the_openai_client_in_a_thread_and_the_rules_backend_none(
 ) -> None:
     openai_llm = make_llm(Settings(llm_backend="openai", llm_model="m"), con)
     openai_llm.warm_up()
-    for _ in range(500):  # the import and the client take well under a second
-        if openai_llm.openai._client is not None:
-            break
+    # The import and the client take well under a second; a loaded machine, starting this
+    # worker's first import of openai, may take seconds: up to 30 s, where 500 waits of 10 ms
+    # gave it 5.
+    until = time.monotonic() + 30
+    while openai_llm.openai._client is None and time.monotonic() < until:
         threading.Event().wait(0.01)
     assert openai_llm.openai._client is not None
     made = openai_llm.client()
