@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
-import time
 import types
 from typing import Any
 
@@ -16,6 +15,7 @@ from inspire_build.config import Settings
 from inspire_build.llm import LLM
 from inspire_build.models import AuditCheck
 from inspire_build.tables import search
+from tests.in_flight import InFlight
 
 ANSWERS = {
     "IdentityGuess": {"title": "Some other paper"},
@@ -25,31 +25,22 @@ ANSWERS = {
 
 
 class SlowOpenAI:
-    """Answers each schema with its fixed answer, counting calls in flight: the first calls
-    wait until ``together`` are in flight (10 s at most from the first, then ``most`` tells),
-    then each waits ``delay``, where more at once would meet. A delay alone lets a loaded
-    machine end the first call before the second starts (as grading's twelve calls did)."""
+    """Answers each schema with its fixed answer, counting calls in flight (:class:`InFlight`:
+    the first wait for ``together``, then each takes ``delay``)."""
 
     def __init__(self, delay: float, together: int = 1) -> None:
-        self.delay, self.together = delay, together
-        self.lock, self.flying, self.most = threading.Condition(), 0, 0
-        self.until: float | None = None
+        self.flight, self.lock = InFlight(together, stay=delay), threading.Lock()
         self.asked: list[str] = []
         raw = types.SimpleNamespace(parse=self.raw_parse)
         self.chat = types.SimpleNamespace(completions=types.SimpleNamespace(with_raw_response=raw))
 
+    @property
+    def most(self) -> int:
+        return self.flight.most
+
     def raw_parse(self, **request: Any) -> Any:
-        with self.lock:
-            self.flying += 1
-            self.most = max(self.most, self.flying)
-            self.lock.notify_all()
-            self.until = self.until or time.monotonic() + 10
-            left = max(0.0, self.until - time.monotonic())
-            self.lock.wait_for(lambda: self.most >= self.together, timeout=left)
-        time.sleep(self.delay)
         model = request["response_format"]
-        with self.lock:
-            self.flying -= 1
+        with self.flight.inside(), self.lock:
             self.asked.append(model.__name__)
         value = ANSWERS[model.__name__]
         message = types.SimpleNamespace(

@@ -9,7 +9,6 @@ import hashlib
 import json
 import random
 import threading
-import time
 import types
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -25,6 +24,7 @@ from inspire_build.llm import LLM, InvalidOutput
 from inspire_build.llm_rules import RULES
 from inspire_build.models import AntecedentGrade, Brief, BriefStatus, GradeSheet, Role, Tier
 from inspire_build.templates import load_prompts
+from tests.in_flight import InFlight
 
 PROMPT = load_prompts()["grade"]
 TITLE = "Sharded indexes for long documents"
@@ -483,28 +483,27 @@ def test_a_deciding_reading_asks_for_its_slot_after_every_first_reading(
 
 class SlowOpenAI(FakeOpenAI):
     """Grades every reference of a part T2, with the part's own rationale (a hash of its prompt),
-    taking ``delay`` per call, and counts the calls in flight at once."""
+    counting the calls in flight (:class:`InFlight`: the first wait for ``together``, then each
+    takes ``delay``)."""
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, together: int = 1) -> None:
         super().__init__([])
-        self.delay, self.lock, self.flying, self.most = delay, threading.Lock(), 0, 0
+        self.flight, self.lock = InFlight(together, stay=delay), threading.Lock()
+
+    @property
+    def most(self) -> int:
+        return self.flight.most
 
     def parse(self, **request: Any) -> Any:
-        with self.lock:
-            self.flying += 1
-            self.most = max(self.most, self.flying)
-        time.sleep(self.delay)
         prompt = request["messages"][-1]["content"]
         why = hashlib.sha256(prompt.encode()).hexdigest()[:8]
         grades = [
             {"index": i, "tier": 2, "role": "component", "rationale": why}
             for i in range(1, prompt.count("<reference index=") + 1)
         ]
-        with self.lock:
+        with self.flight.inside(), self.lock:
             self.answers.append(grades)
-            answer = super().parse(**request)
-            self.flying -= 1
-        return answer
+            return super().parse(**request)
 
 
 def _graded_at(
@@ -512,9 +511,9 @@ def _graded_at(
     concurrency: int,
     refs: list[dict[str, Any]],
     budget: int,
-    delay: float = 0.05,
+    together: int = 1,
 ) -> tuple[dict[str, grading.Graded], SlowOpenAI, list[dict[str, Any]]]:
-    client = SlowOpenAI(delay=delay)
+    client = SlowOpenAI(delay=0.05, together=together)
     settings = Settings(llm_backend="openai", llm_model="m", llm_concurrency=concurrency)
     llm = LLM(settings, con, client=client)  # type: ignore[arg-type]
     reader = con.cursor()
@@ -533,9 +532,8 @@ def test_a_targets_parts_and_readings_are_asked_at_once_within_the_concurrency(
     assert parts >= 3
     one_by_one, client, _ = _graded_at(con, 1, refs, budget)
     assert client.most == 1
-    # Each answer takes 0.5 s: on a loaded machine, 50 ms let the first call end before the
-    # twelfth had started.
-    graded, client, calls = _graded_at(con, concurrency, refs, budget, delay=0.5)
+    together = min(concurrency, 2 * parts)  # the first calls wait for all of them
+    graded, client, calls = _graded_at(con, concurrency, refs, budget, together=together)
     assert len(client.requests) == len(calls) == 2 * parts  # the readings agree: no deciding one
     assert client.most == min(concurrency, 2 * parts)  # at once, never past the concurrency
     # The votes in the order one call after another gives: each grade's rationale is that of
@@ -545,7 +543,7 @@ def test_a_targets_parts_and_readings_are_asked_at_once_within_the_concurrency(
 
 
 def test_targets_grading_at_once_share_the_calls_in_flight(con: duckdb.DuckDBPyConnection) -> None:
-    client = SlowOpenAI(delay=0.05)
+    client = SlowOpenAI(delay=0.05, together=3)
     settings = Settings(llm_backend="openai", llm_model="m", llm_concurrency=3)
     llm = LLM(settings, con, client=client)  # type: ignore[arg-type]
 

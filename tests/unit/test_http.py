@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from http import HTTPStatus
 from pathlib import Path
@@ -22,6 +21,7 @@ from inspire_build.config import Settings
 from inspire_build.http import Described, HttpClient, ResponseStore
 from inspire_build.pacing import Pacer
 from inspire_build.sources import CODECS, openalex, semanticscholar
+from tests.in_flight import InFlight
 from tests.localserver import LocalServer, Reply, Seen
 
 
@@ -306,30 +306,20 @@ def test_requests_per_second_never_exceed_each_hosts_rate() -> None:
     assert len(server.seen) == 38
 
 
-class InFlight:
-    """A handler that counts the most requests held at once. It holds the first ones until
-    ``together`` are held (at most 10 s from the first: a client that never sends that many
-    at once fails slowly, not forever), then every request 50 ms, where more than allowed
-    would meet. A fixed 50 ms alone let a loaded machine start the third request after the
-    first had ended (a peak of 2, not 3)."""
+class Held:
+    """A handler that counts the most requests held at once (:class:`InFlight`: the first wait
+    for ``together``, then each is held 50 ms)."""
 
     def __init__(self, answer: Callable[[Seen], bytes], together: int = 1) -> None:
-        self.answer, self.together, self.active, self.peak = answer, together, 0, 0
-        self._changed = threading.Condition()
-        self._until: float | None = None
+        self.answer, self.flight = answer, InFlight(together, stay=0.05)
+
+    @property
+    def peak(self) -> int:
+        return self.flight.most
 
     def __call__(self, seen: Seen) -> Reply:
-        with self._changed:
-            self.active += 1
-            self.peak = max(self.peak, self.active)
-            self._changed.notify_all()
-            self._until = self._until or time.monotonic() + 10
-            left = self._until - time.monotonic()
-            self._changed.wait_for(lambda: self.peak >= self.together, timeout=max(0.0, left))
-        threading.Event().wait(0.05)
-        with self._changed:
-            self.active -= 1
-        return Reply(200, self.answer(seen))
+        with self.flight.inside():
+            return Reply(200, self.answer(seen))
 
 
 def _at_once(
@@ -344,7 +334,7 @@ def _at_once(
 
 
 def test_arxiv_sends_one_request_at_a_time() -> None:
-    handler = InFlight(lambda _: b"<feed xmlns='http://www.w3.org/2005/Atom'/>")
+    handler = Held(lambda _: b"<feed xmlns='http://www.w3.org/2005/Atom'/>")
     server = LocalServer(handler)
     with server.running():
         client = HttpClient(settings_for(server, arxiv_interval_s=0), CODECS, None, mode="live")
@@ -529,7 +519,7 @@ def _work_id(seen: Seen) -> bytes:
 
 
 def test_at_once_asks_up_to_concurrency_at_a_time_and_answers_in_order() -> None:
-    handler = InFlight(_work_id, together=3)
+    handler = Held(_work_id, together=3)
     server = LocalServer(handler)
     with server.running():
         # a timeout past the handler's 10 s hold: no retry while it waits for a third request

@@ -13,6 +13,7 @@ import pytest
 from inspire_build.config import Settings
 from inspire_build.llm.scheduler import RateLimited, Scheduler, Slots
 from inspire_build.pacing import Pacer
+from tests.in_flight import InFlight
 from tests.unit.test_pacing import FakeTime  # a clock that sleeps by moving on
 
 
@@ -48,29 +49,18 @@ def test_a_free_slot_goes_to_the_most_urgent_call_then_the_first_come() -> None:
 
 def test_slots_hold_at_most_their_size() -> None:
     slots = Slots(3)
-    held, most = [0], [0]
-    lock = threading.Condition()
-    until = time.monotonic() + 10
+    flight = InFlight(together=3, stay=0.01)
 
     def work() -> None:
-        with slots.held((0,)):
-            with lock:
-                held[0] += 1
-                most[0] = max(most[0], held[0])
-                lock.notify_all()
-                # The first holders wait for a third (10 s at most, then the count tells): with
-                # 10 ms alone a loaded machine may end the first before the third comes.
-                lock.wait_for(lambda: most[0] >= 3, timeout=max(0.0, until - time.monotonic()))
-            time.sleep(0.01)
-            with lock:
-                held[0] -= 1
+        with slots.held((0,)), flight.inside():
+            pass
 
     threads = [threading.Thread(target=work) for _ in range(12)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(5)
-    assert most[0] == slots.most_held == 3
+    assert flight.most == slots.most_held == 3
 
 
 class Limited(Exception):
