@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -121,17 +122,7 @@ def free_port() -> int:
 def in_thread(app: ASGIApp, port: int = 0, what: str = "the server") -> Iterator[str]:
     """Serve ``app`` until the block ends; yields its base URL (port 0 picks a free port)."""
     sock = bind(port)  # with TCP_NODELAY, as every server here
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_keep_alive=KEEP_ALIVE_S,
-        )
-    )
+    server = uvicorn.Server(_config(app, "127.0.0.1", port, lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
@@ -175,12 +166,17 @@ def bind(port: int, host: str = "127.0.0.1") -> socket.socket:
 def serve_on(app: ASGIApp, sock: socket.socket) -> None:
     """Serve ``app`` in the foreground on a socket from :func:`bind` until interrupted."""
     host, port = sock.getsockname()[:2]
-    config = uvicorn.Config(
+    uvicorn.Server(_config(app, host, port)).run(sockets=[sock])
+
+
+def _config(app: ASGIApp, host: str, port: int, **more: Any) -> uvicorn.Config:
+    """Every local server's settings: quiet, and idle connections kept :data:`KEEP_ALIVE_S`."""
+    return uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level="warning",
         access_log=False,
         timeout_keep_alive=KEEP_ALIVE_S,
+        **more,
     )
-    uvicorn.Server(config).run(sockets=[sock])
