@@ -29,7 +29,7 @@ DEMO_DENSITY ?= 8
 # OpenAlex each brief with this many queries: the whole brief and a seeded draw of its sentences.
 DEMO_REMOTE_SAMPLE ?= 4
 # Three workers on two cores: a test waiting on a server or a subprocess leaves a core to
-# another (a clean clone's pytest: 626 s with three, 692 s with two, in one session).
+# another (clean clones of one commit: 693 and 723 s of pytest with three, 738 s with two).
 TEST_WORKERS ?= 3
 
 .PHONY: help setup test lint typecheck unit test-reliability schemas clean build audit serve stop demo docs record-fixtures
