@@ -25,6 +25,7 @@ from enum import StrEnum
 
 from inspire_build.cutoff import cutoff_date, minus_months
 from inspire_build.errors import InputError
+from inspire_build.text import without_accents
 
 KEY_BYTES = 32
 _HEX_KEY = re.compile(r"[0-9a-f]{64}")
@@ -88,10 +89,7 @@ def normal_text(text: str) -> str:
     space, padded with a space at each end. Needles and public text both pass through it, so a
     needle ``n`` is found by ``f" {n} " in normal_text(text)`` whatever its spelling."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    stripped = "".join(
-        c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c)
-    )
-    words = re.findall(r"[^\W_]+", stripped)
+    words = re.findall(r"[^\W_]+", without_accents(folded))
     return " " + " ".join(words) + " "
 
 

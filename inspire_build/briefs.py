@@ -24,12 +24,12 @@ hit. No stop word is ever a term by itself.
 
 from __future__ import annotations
 
+import functools
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 from inspire_build.lineage import normalise_title
-from inspire_build.text import STOPWORDS, split_abstract
+from inspire_build.text import STOPWORDS, split_abstract, without_accents
 
 MIN_WORDS, TARGET_WORDS, MAX_WORDS = 120, 180, 250
 TITLE_NGRAM = 4
@@ -52,11 +52,11 @@ _DEFINES = re.compile(
 
 def words(text: str) -> list[str]:
     """Case-folded, accent-free words of ``text``, without its stop words (brackets kept)."""
-    folded = unicodedata.normalize("NFKD", text)
-    folded = "".join(c for c in folded if not unicodedata.combining(c)).casefold()
+    folded = without_accents(text).casefold()
     return [w for w in _NON_WORD.split(folded) if w and w not in STOPWORDS]
 
 
+@functools.lru_cache(maxsize=8192)  # a target's antecedent texts are folded on every draft
 def _phrase(text: str) -> str:
     return " ".join(words(text))
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 from rapidfuzz import fuzz, process
@@ -27,6 +26,7 @@ from rapidfuzz import fuzz, process
 from inspire_build.cutoff import SourceDate
 from inspire_build.ids import PaperId, Scheme
 from inspire_build.models import MatchRule, Source
+from inspire_build.text import without_accents
 
 TITLE_THRESHOLD = 92.0
 TITLE_ONLY_THRESHOLD = 97.0
@@ -141,8 +141,7 @@ _NON_WORD = re.compile(r"[^\w]+")
 
 def normalise_title(title: str) -> str:
     """Case-, accent-, punctuation- and whitespace-free form, without bracketed qualifiers."""
-    text = unicodedata.normalize("NFKD", _BRACKETS.sub(" ", title))
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    text = without_accents(_BRACKETS.sub(" ", title)).casefold()
     return " ".join(_NON_WORD.sub(" ", text).split())
 
 

@@ -5,6 +5,7 @@ backend, the briefs' redaction list and the lexical audit all read text this way
 from __future__ import annotations
 
 import re
+import unicodedata
 
 SOLUTION_CUES = re.compile(
     r"\b(we|our|this paper|this work|in this paper)\b.*\b(propose|present|introduce|develop|"
@@ -139,6 +140,15 @@ GENERIC = frozenset(
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[\w-]+")
+
+
+def without_accents(text: str) -> str:
+    """``text`` in NFKD form without its combining marks. ASCII text has neither, so it comes
+    back as it is, unread character by character: titles and abstracts are mostly ASCII, and
+    this runs on every reference of a build."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def sentences(text: str) -> list[str]:
