@@ -53,8 +53,12 @@ class Graded:
 
 def estimate_tokens(text: str) -> int:
     """A conservative token count: the larger of 1.3 per word and 4 characters per token."""
-    words = len(_WORD.findall(text))
-    return max(math.ceil(round(words * TOKENS_PER_WORD, 6)), math.ceil(len(text) / CHARS_PER_TOKEN))
+    return _tokens(len(_WORD.findall(text)), len(text))
+
+
+def _tokens(words: int, chars: int) -> int:
+    """:func:`estimate_tokens` of a text of ``words`` words and ``chars`` characters."""
+    return max(math.ceil(round(words * TOKENS_PER_WORD, 6)), math.ceil(chars / CHARS_PER_TOKEN))
 
 
 def shown(reference: Mapping[str, Any], index: int) -> dict[str, Any]:
@@ -110,6 +114,47 @@ def _trimmed(
     return item, used
 
 
+# Where a reference's block starts in the grade prompt: paper text is autoescaped, so only the
+# template itself can write this tag (``_sizes_alone`` checks that it did, once per block).
+_BLOCK = f'<reference index="{_PLACEHOLDER_INDEX}">'
+
+
+def _sizes_alone(
+    prompt: Prompt, title: str, abstract: str, items: Sequence[Mapping[str, Any]]
+) -> list[int]:
+    """Each item's prompt tokens with it as the part's only reference, at the placeholder index:
+    :func:`estimate_tokens` of exactly the text its own rendering would give, cut from one
+    rendering of them all (a reference's block depends on it alone) rather than one rendering
+    each: that was most of a target's grading CPU. A prompt whose rendering cannot be cut so
+    (a block that is not found once per item) is rendered item by item."""
+
+    def rendered(shown_items: Sequence[Mapping[str, Any]]) -> str:
+        context = part_context(title, abstract, [], _PLACEHOLDER_INDEX, _PLACEHOLDER_INDEX)
+        context["references"] = [shown(r, _PLACEHOLDER_INDEX) for r in shown_items]
+        return prompt.render(context)
+
+    if not items:
+        return []
+    first = rendered(items[:1])
+    if len(items) == 1:
+        return [estimate_tokens(first)]
+    whole = rendered(items)
+    starts = [m.start() for m in re.finditer(re.escape(_BLOCK), whole)]
+    head, _, block = first.partition(_BLOCK)
+    ends = [*starts[1:], len(whole)]
+    blocks = [whole[start:end].rstrip() for start, end in zip(starts, ends, strict=False)]
+    cut = (
+        len(starts) == len(items)
+        and first.count(_BLOCK) == 1
+        and _BLOCK + block == blocks[0]  # what follows the last block is blank
+        and not _WORD.match(head[-1:])  # so the words of head and block add up
+    )
+    if not cut:
+        return [estimate_tokens(rendered([item])) for item in items]
+    words = len(_WORD.findall(head))
+    return [_tokens(words + len(_WORD.findall(b)), len(head) + len(b)) for b in blocks]
+
+
 def plan_parts(
     prompt: Prompt,
     title: str,
@@ -134,10 +179,16 @@ def plan_parts(
 
     base = tokens([])
     known = {} if sized is None else sized
+    fresh: dict[str, Mapping[str, Any]] = {}
     for reference in references:
         if (key := str(reference["id"])) not in known:
-            item, alone = _trimmed(reference, lambda i: tokens([i], _PLACEHOLDER_INDEX), budget)
-            known[key] = (item, alone - base)
+            fresh.setdefault(key, reference)
+    items = [{**r, "mentions": len(r.get("contexts") or [])} for r in fresh.values()]
+    sizes = _sizes_alone(prompt, title, abstract, items)
+    for item, size in zip(items, sizes, strict=True):
+        if size > budget:  # trimmed, rendering each cut (rare)
+            item, size = _trimmed(item, lambda i: tokens([i], _PLACEHOLDER_INDEX), budget)
+        known[str(item["id"])] = (item, size - base)
     packed: list[list[dict[str, Any]]] = []
     used = budget  # forces a first part
     for item, cost in (known[str(r["id"])] for r in references):

@@ -23,7 +23,7 @@ from inspire_build.config import Settings
 from inspire_build.llm import LLM, InvalidOutput
 from inspire_build.llm_rules import RULES
 from inspire_build.models import AntecedentGrade, Brief, BriefStatus, GradeSheet, Role, Tier
-from inspire_build.templates import load_prompts
+from inspire_build.templates import Prompt, load_prompts
 from tests.in_flight import InFlight
 
 PROMPT = load_prompts()["grade"]
@@ -139,9 +139,44 @@ def test_a_targets_readings_size_each_reference_once_and_part_it_the_same() -> N
     assert shared == alone  # the same parts as a reading sized on its own
     assert sorted(sized) == sorted(r["id"] for r in refs)
     parts = sum(map(len, alone))
-    # Each reference rendered once over the three readings, plus each reading's empty prompt and
-    # its parts' checks; sizing every reading anew rendered each reference twice a reading.
-    assert prompt.renders <= len(refs) + 3 + parts < 6 * len(refs)
+    # The references sized together in one rendering (and the first alone, to cut it by), plus
+    # each reading's empty prompt and its parts' checks; sizing each reference in a rendering of
+    # its own took one per reference, and sizing every reading anew two a reading.
+    assert prompt.renders <= 2 + 3 + parts < len(refs)
+
+
+def sized_one_by_one(prompt: Any, refs: list[dict[str, Any]]) -> list[int]:
+    """Each reference's prompt tokens as the only reference of a part, rendered on its own."""
+    sizes = []
+    for ref in refs:
+        context = grading.part_context(TITLE, ABSTRACT, [], 9999, 9999)
+        item = {**ref, "mentions": len(ref.get("contexts") or [])}
+        context["references"] = [grading.shown(item, 9999)]
+        sizes.append(grading.estimate_tokens(prompt.render(context)))
+    return sizes
+
+
+def test_references_sized_together_are_sized_as_each_rendered_alone() -> None:
+    refs = references(30)
+    refs[3]["abstract"] = 'Ends with a tag <reference index="9999"> and "quotes" & more'
+    refs[4] = {**grading.withheld(refs[4]), "id": refs[4]["id"]}  # the withheld block
+    refs[5]["title"], refs[5]["contexts"] = "Ünïcödé títle 9999", ["x" * 500]
+    refs[6]["abstract"] = ""
+    prompt = CountingPrompt()
+    items = [{**r, "mentions": len(r.get("contexts") or [])} for r in refs]
+    together = grading._sizes_alone(prompt, TITLE, ABSTRACT, items)  # type: ignore[arg-type]
+    assert together == sized_one_by_one(PROMPT, refs)
+    assert prompt.renders == 2
+    assert grading._sizes_alone(PROMPT, TITLE, ABSTRACT, items[:1]) == together[:1]
+    assert grading._sizes_alone(PROMPT, TITLE, ABSTRACT, []) == []
+
+
+def test_a_prompt_that_cannot_be_cut_by_reference_is_sized_one_by_one() -> None:
+    # text after the references: no reference's block ends the prompt as it does alone
+    footer = Prompt("grade", "9", PROMPT.source + "Answer for {{ references | length }} now.\n")
+    refs = references(6)
+    items = [{**r, "mentions": len(r.get("contexts") or [])} for r in refs]
+    assert grading._sizes_alone(footer, TITLE, ABSTRACT, items) == sized_one_by_one(footer, refs)
 
 
 def sheet(*grades: tuple[int, int, str | None]) -> GradeSheet:
