@@ -311,6 +311,47 @@ def test_replace_where_replaces_exactly_its_own_rows(con: duckdb.DuckDBPyConnect
     assert rows == [("doi", "10.1/x", "p1"), ("openalex", "W2", "p2")]
 
 
+def _grade(target: str, paper: str, tier: int) -> dict[str, object]:
+    role = "background" if tier else None
+    made = {"backend": "rules", "model": "m", "prompt_hash": "h"}
+    return {
+        "target_id": target,
+        "paper_id": paper,
+        "tier": tier,
+        "role": role,
+        "rationale": "r",
+    } | made
+
+
+def test_replace_where_on_a_key_column_inserts_its_rows_plainly_and_reruns_alike(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    key, graded = ["target_id", "paper_id"], "SELECT target_id, paper_id, tier FROM grades"
+    warehouse.upsert(con, "grades", [_grade("t", "a", 1), _grade("u", "a", 2)], key)
+    rows = [_grade("t", "a", 3), _grade("t", "b", 0), _grade("t", "b", 1)]  # last of b wins
+    for _ in range(2):  # a rerun replaces the rows it wrote itself
+        assert warehouse.replace_where(con, "grades", {"target_id": "t"}, rows, key) == 2
+        found = con.execute(graded + " ORDER BY ALL").fetchall()
+        assert found == [("t", "a", 3), ("t", "b", 1), ("u", "a", 2)]
+
+
+def test_replace_where_upserts_a_row_outside_its_filter(con: duckdb.DuckDBPyConnection) -> None:
+    # u's row is not deleted, so it can clash: it is replaced, as upsert does, not refused
+    key = ["target_id", "paper_id"]
+    warehouse.upsert(con, "grades", [_grade("t", "a", 1), _grade("u", "a", 2)], key)
+    rows = [_grade("t", "a", 3), _grade("u", "a", 0)]
+    assert warehouse.replace_where(con, "grades", {"target_id": "t"}, rows, key) == 2
+    found = con.execute("SELECT target_id, paper_id, tier FROM grades ORDER BY ALL").fetchall()
+    assert found == [("t", "a", 3), ("u", "a", 0)]
+
+
+def test_a_fresh_upsert_refuses_a_key_that_exists(con: duckdb.DuckDBPyConnection) -> None:
+    key = ["target_id", "paper_id"]
+    warehouse.upsert(con, "grades", [_grade("t", "a", 1)], key)
+    with pytest.raises(duckdb.ConstraintException):
+        warehouse.upsert(con, "grades", [_grade("t", "a", 2)], key, fresh=True)
+
+
 def test_nested_transactions_join_the_outer_one(con: duckdb.DuckDBPyConnection) -> None:
     key = ["scheme", "value"]
     with pytest.raises(RuntimeError), warehouse.transaction(con):
