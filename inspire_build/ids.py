@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from urllib.parse import unquote
 
 from inspire_build.errors import InvalidIdError
@@ -105,6 +106,13 @@ def _unwrapped(
     return raw
 
 
+# The normalisers are pure, and a build asks for the same IDs again and again (each cited work's
+# ID in every record that lists it, then in each model built from it): a bounded memo of their
+# answers (not of their errors) spares the regular expressions.
+_memo = lru_cache(maxsize=1 << 16)
+
+
+@_memo
 def split_arxiv_version(text: str) -> tuple[str, int | None]:
     """Return ``(canonical arXiv ID, version or None)`` for any accepted arXiv form."""
     raw = text.strip()
@@ -129,6 +137,7 @@ def normalize_arxiv(text: str) -> str:
     return split_arxiv_version(text)[0]
 
 
+@_memo
 def normalize_doi(text: str) -> str:
     """Canonical DOI: the bare ``10.x/...`` form, case-folded (DOIs are case-insensitive)."""
     doi = _unwrapped(text, _DOI_URL, "doi:", unquote).lower()
@@ -150,6 +159,7 @@ def doi_to_arxiv(doi: str) -> str | None:
     return normalize_arxiv(canonical[len(ARXIV_DOI_PREFIX) :])
 
 
+@_memo
 def normalize_openalex(text: str) -> str:
     """Canonical OpenAlex work ID: ``https://openalex.org/w123`` -> ``W123``."""
     match = _OPENALEX.fullmatch(_unwrapped(text, _OPENALEX_URL, "openalex:"))
@@ -158,6 +168,7 @@ def normalize_openalex(text: str) -> str:
     return "W" + match.group("num")
 
 
+@_memo
 def normalize_s2(text: str) -> str:
     """Canonical Semantic Scholar paperId: 40 lower-case hex digits."""
     raw = _unwrapped(text, _S2_URL, "s2:")
