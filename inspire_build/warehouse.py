@@ -515,3 +515,19 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         con.execute("COMMIT")
     finally:
         _open_transactions.discard(con)
+
+
+@contextmanager
+def threads(con: duckdb.DuckDBPyConnection, count: int) -> Iterator[None]:
+    """DuckDB's threads at ``count`` inside the block, then as they were: a setting of the whole
+    database, so every cursor of ``con`` runs under it. Where only small statements run (a
+    build's LLM steps, many threads at once, each a lookup or a write of a target's rows), one
+    thread each is all they use, and DuckDB's idle workers spin on every statement: a third of
+    the CPU of those statements."""
+    row = con.execute("SELECT current_setting('threads')").fetchone()
+    before = int(row[0]) if row else count
+    con.execute(f"SET threads = {int(count)}")
+    try:
+        yield
+    finally:
+        con.execute(f"SET threads = {before}")

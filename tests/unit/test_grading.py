@@ -414,6 +414,27 @@ def test_a_failed_grading_leaves_no_grades_and_a_null_count(
     assert con.execute("SELECT not_antecedents FROM gold_completeness").fetchone() == (None,)
 
 
+def test_the_steps_write_on_one_duckdb_thread_and_give_the_threads_back(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gold, "brief_and_audit", _accepted_brief)
+    _target(con, "openalex:W1", SIGNALS)
+    setting = "SELECT current_setting('threads')"
+    con.execute("SET threads = 2")
+    seen: list[Any] = []
+    write = gold.write
+
+    def watched(con: duckdb.DuckDBPyConnection, records: gold.Records) -> None:
+        seen.append(con.execute(setting).fetchone())
+        write(con, records)
+
+    monkeypatch.setattr(gold, "write", watched)
+    settings = Settings()
+    [outcome] = gold.run(gold.make_llm(settings, con), con, settings, ["openalex:W1"])
+    assert outcome.status.value == "accepted"
+    assert seen == [(1,)] and con.execute(setting).fetchone() == (2,)
+
+
 def g(tier: int) -> grading.Graded:
     return grading.Graded(Tier(tier), None if tier == 0 else Role.BACKGROUND, f"reading {tier}")
 

@@ -352,6 +352,18 @@ def test_a_fresh_upsert_refuses_a_key_that_exists(con: duckdb.DuckDBPyConnection
         warehouse.upsert(con, "grades", [_grade("t", "a", 2)], key, fresh=True)
 
 
+def test_threads_hold_inside_the_block_and_come_back_after_it(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    setting = "SELECT current_setting('threads')"
+    con.execute("SET threads = 3")
+    with pytest.raises(RuntimeError), warehouse.threads(con, 1):
+        assert con.execute(setting).fetchone() == (1,)
+        assert con.cursor().execute(setting).fetchone() == (1,)  # the database's, not a cursor's
+        raise RuntimeError("fails inside")
+    assert con.execute(setting).fetchone() == (3,)
+
+
 def test_nested_transactions_join_the_outer_one(con: duckdb.DuckDBPyConnection) -> None:
     key = ["scheme", "value"]
     with pytest.raises(RuntimeError), warehouse.transaction(con):
