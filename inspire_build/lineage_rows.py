@@ -80,10 +80,9 @@ def _target_rows(
 def _id_rows(work: ResolvedWork) -> list[dict[str, object]]:
     """Each of a work's IDs in the crosswalk, with the source that gave it."""
     rows: list[dict[str, object]] = []
+    given = [(r.source.value, set(r.ids.typed())) for r in work.records]
     for paper_id in sorted(work.ids, key=str):
-        source = next(
-            (r.source.value for r in work.records if paper_id in r.ids.typed()), "reference"
-        )
+        source = next((name for name, held in given if paper_id in held), "reference")
         rows.append(
             {
                 "scheme": paper_id.scheme.value,
@@ -136,9 +135,20 @@ def _pick(work: ResolvedWork | None, attribute: str, cited: Iterable[PaperId] = 
     first from the records of the IDs ``cited`` (those a target's own list gave), since the
     work's other records (duplicates with other titles) depend on what else the build fetched
     beside it, and a target's texts must not depend on its chunk."""
+    return _picks(work, (attribute,), cited)[0]
+
+
+def _picks(
+    work: ResolvedWork | None, attributes: Sequence[str], cited: Iterable[PaperId] = ()
+) -> list[object]:
+    """:func:`_pick` of each attribute, the cited records found once for all of them."""
     cited = set(cited)
     records = work.records if work else []
-    own = [r for r in records if _native_id(r) in cited]
+    own = [r for r in records if _native_id(r) in cited] if cited else []
+    return [_first(own, records, attribute) for attribute in attributes]
+
+
+def _first(own: Sequence[Paper], records: Sequence[Paper], attribute: str) -> object:
     for group in (own, records):
         for source in (Source.OPENALEX, Source.S2, Source.ARXIV):
             for record in group:
@@ -192,17 +202,19 @@ def _reference_row(
 ) -> dict[str, object]:
     entry = reference.entry
     rule, score = entry.match
+    found = entry.ids
     typed: dict[str, list[str]] = {}
-    for paper_id in entry.ids:
+    for paper_id in found:
         typed.setdefault(paper_id.scheme.value, []).append(paper_id.value)
+    work_title, work_abstract = _picks(reference.work, ("title", "abstract"), found)
     return {
         "target_id": target_id,
         "ref_key": f"{position:04d}",
         "paper_id": reference.work.paper_id if reference.work else None,
         "title": entry.title,
         # what the target's LLM steps read: the work as this target's lineage resolved it
-        "work_title": _pick(reference.work, "title", entry.ids),
-        "work_abstract": _pick(reference.work, "abstract", entry.ids),
+        "work_title": work_title,
+        "work_abstract": work_abstract,
         "year": entry.year,
         "ids": typed,
         "sources": [s.value for s in entry.sources],
