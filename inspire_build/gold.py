@@ -562,7 +562,8 @@ def write(con: duckdb.DuckDBPyConnection, records: Records) -> None:
         if records.drafts is not None:
             gold_table.replace_briefs(con, target_id, records.drafts.rows)
             findings = [f.model_dump(mode="json") for f in records.drafts.findings]
-            warehouse.upsert(con, "audit_findings", findings, ["brief_id", "check"])
+            key = ["brief_id", "check"]  # a brief's findings: stored before only on a rerun
+            warehouse.upsert(con, "audit_findings", findings, key, mostly_new=True)
         if records.grades is not None:
             gold_table.replace_grades(con, target_id, records.grades)
             completeness = {"not_antecedents": records.not_antecedents}

@@ -104,7 +104,8 @@ def record_uses(
         }
         for (call_key, step), cached in merged.items()
     ]
-    return warehouse.upsert(con, "llm_call_uses", rows, KEY)
+    # stored before only where this build wrote the target already: one lookup, then an insert
+    return warehouse.upsert(con, "llm_call_uses", rows, KEY, mostly_new=True)
 
 
 def costs(

@@ -21,8 +21,9 @@ def logged_output(con: duckdb.DuckDBPyConnection, call_key: str) -> str | None:
 
 
 def write(con: duckdb.DuckDBPyConnection, rows: Sequence[dict[str, Any]]) -> None:
-    """Log calls (rows of ``llm_calls``); a call made twice keeps its latest answer."""
-    warehouse.upsert(con, "llm_calls", rows, ["call_key"])
+    """Log calls (rows of ``llm_calls``); a call made twice keeps its latest answer. Most calls
+    are new (a logged one answers from the log), so a lookup goes before the upsert."""
+    warehouse.upsert(con, "llm_calls", rows, ["call_key"], mostly_new=True)
 
 
 def usage(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

@@ -352,6 +352,34 @@ def test_a_fresh_upsert_refuses_a_key_that_exists(con: duckdb.DuckDBPyConnection
         warehouse.upsert(con, "grades", [_grade("t", "a", 2)], key, fresh=True)
 
 
+def test_mostly_new_rows_upsert_as_upsert_does(con: duckdb.DuckDBPyConnection) -> None:
+    key, graded = ["target_id", "paper_id"], "SELECT target_id, paper_id, tier FROM grades"
+    warehouse.upsert(con, "grades", [_grade("t", "a", 1)], key, mostly_new=True)
+    # t's other paper shares only the key's first column: new, inserted beside it
+    warehouse.upsert(con, "grades", [_grade("t", "b", 2)], key, mostly_new=True)
+    # a stored key among new ones: replaced, the batch's last row of a key winning
+    rows = [_grade("t", "a", 0), _grade("u", "a", 3), _grade("t", "a", 3)]
+    assert warehouse.upsert(con, "grades", rows, key, mostly_new=True) == 2
+    found = con.execute(graded + " ORDER BY ALL").fetchall()
+    assert found == [("t", "a", 3), ("t", "b", 2), ("u", "a", 3)]
+
+
+def test_a_stored_key_is_found_by_its_whole_key(con: duckdb.DuckDBPyConnection) -> None:
+    key = ["target_id", "paper_id"]
+    warehouse.upsert(con, "grades", [_grade("t", "a", 1)], key)
+    types = {"target_id": "VARCHAR", "paper_id": "VARCHAR"}
+
+    def stored(*rows: dict[str, object]) -> bool:
+        return warehouse._any_stored(con, "grades", rows, key, types)
+
+    assert stored(_grade("t", "a", 2), _grade("v", "c", 2))
+    assert not stored(_grade("t", "b", 2), _grade("u", "a", 2))  # each column matches alone
+    assert stored({**_grade("t", "b", 2), "paper_id": 7})  # not text: counted as stored
+    assert warehouse._any_stored(
+        con, "grades", [_grade("x", "y", 0)], ["tier"], {"tier": "INTEGER"}
+    )
+
+
 def test_threads_hold_inside_the_block_and_come_back_after_it(
     con: duckdb.DuckDBPyConnection,
 ) -> None:
