@@ -54,6 +54,8 @@ def test_it_removes_exactly_what_the_expression_did() -> None:
             picked = words[start : start + rng.randint(1, 4)]
             terms.append(rng.choice([" ", " the ", "-"]).join(picked).upper() if rng.random() < 0.2
                          else " ".join(picked))  # fmt: skip
+        # and terms drawn from every word, the text's or not (one it lacks changes nothing)
+        terms += [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(rng.randint(0, 3))]
         assert redact(text, terms) == by_expression(text, terms), (text, terms)
 
 
