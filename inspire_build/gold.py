@@ -340,7 +340,7 @@ class Steps:
         # From here on only small statements run (each target's reads and writes), each with
         # a thread of its own: DuckDB's worker threads would only spin on them (60 targets:
         # 7.8 -> 5.9 CPU-s). A search scans every paper, and still runs no slower on one.
-        self._indexed.enter_context(warehouse.threads(self.con, 1))
+        self._indexed.enter_context(warehouse.setting(self.con, "threads", 1))
         self._corpus.set()
 
     def wait_for_corpus(self) -> None:

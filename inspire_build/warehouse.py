@@ -544,17 +544,26 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         _open_transactions.discard(con)
 
 
+# The settings a block may change (their names cannot be bound; their values are).
+_SETTINGS = {
+    name: (f"SELECT current_setting('{name}')", f"SET {name} = ?")
+    for name in ("threads", "checkpoint_threshold")
+}
+
+
 @contextmanager
-def threads(con: duckdb.DuckDBPyConnection, count: int) -> Iterator[None]:
-    """DuckDB's threads at ``count`` inside the block, then as they were: a setting of the whole
-    database, so every cursor of ``con`` runs under it. Where only small statements run (a
-    build's LLM steps, many threads at once, each a lookup or a write of a target's rows), one
-    thread each is all they use, and DuckDB's idle workers spin on every statement: a third of
-    the CPU of those statements."""
-    row = con.execute("SELECT current_setting('threads')").fetchone()
-    before = int(row[0]) if row else count
-    con.execute(f"SET threads = {int(count)}")
+def setting(con: duckdb.DuckDBPyConnection, name: str, value: int | str) -> Iterator[None]:
+    """DuckDB's setting ``name`` at ``value`` for the block, then back to what it was, also when
+    the block fails. Both are settings of the whole database, so every cursor of ``con`` runs
+    under them: ``threads`` (bulk ingest sizes it to its jobs; a build's LLM steps run at one,
+    since DuckDB's idle workers spin on each of their small statements) and
+    ``checkpoint_threshold`` (the write-ahead log's size that makes a commit write the tables
+    out)."""
+    read, write = _SETTINGS[name]
+    row = con.execute(read).fetchone()
+    before = row[0] if row else value
+    con.execute(write, [value])
     try:
         yield
     finally:
-        con.execute(f"SET threads = {before}")
+        con.execute(write, [before])

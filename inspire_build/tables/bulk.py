@@ -3,7 +3,6 @@ explicit columns, and writing what they hold; then the lookups a build makes in 
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
 from enum import StrEnum
@@ -126,27 +125,6 @@ def read_rows(
 
 # DuckDB settings of the whole database (not of one connection) an ingest changes for a while:
 # how they are read, and set (the value bound).
-_SETTINGS = {
-    name: (f"SELECT current_setting('{name}')", f"SET {name} = ?")
-    for name in ("threads", "checkpoint_threshold")
-}
-
-
-@contextlib.contextmanager
-def setting(con: duckdb.DuckDBPyConnection, name: str, value: int | str) -> Iterator[None]:
-    """DuckDB's setting ``name`` (``threads``, or ``checkpoint_threshold``: the write-ahead
-    log's size that makes a commit write the tables out) at ``value`` for the block, then back
-    to what it was."""
-    read, write = _SETTINGS[name]
-    row = con.execute(read).fetchone()
-    before = row[0] if row else value
-    con.execute(write, [value])
-    try:
-        yield
-    finally:
-        con.execute(write, [before])
-
-
 def rows_of(
     con: duckdb.DuckDBPyConnection, sql: str, names: Sequence[str], batch: int = 10_000
 ) -> Iterator[dict[str, Any]]:

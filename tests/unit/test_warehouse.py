@@ -380,16 +380,35 @@ def test_a_stored_key_is_found_by_its_whole_key(con: duckdb.DuckDBPyConnection) 
     )
 
 
-def test_threads_hold_inside_the_block_and_come_back_after_it(
+def _setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    row = con.execute(f"SELECT current_setting('{name}')").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_threads_are_set_for_the_block_and_given_back(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("SET threads = 3")
+    with warehouse.setting(con, "threads", 1):
+        assert _setting(con, "threads") == "1"
+        assert con.cursor().execute("SELECT current_setting('threads')").fetchone() == (1,)
+    assert _setting(con, "threads") == "3"
+    with pytest.raises(RuntimeError), warehouse.setting(con, "threads", 2):
+        assert _setting(con, "threads") == "2"
+        raise RuntimeError("the ingest failed")
+    assert _setting(con, "threads") == "3"
+
+
+def test_the_checkpoint_threshold_is_set_for_the_block_and_given_back(
     con: duckdb.DuckDBPyConnection,
 ) -> None:
-    setting = "SELECT current_setting('threads')"
-    con.execute("SET threads = 3")
-    with pytest.raises(RuntimeError), warehouse.threads(con, 1):
-        assert con.execute(setting).fetchone() == (1,)
-        assert con.cursor().execute(setting).fetchone() == (1,)  # the database's, not a cursor's
-        raise RuntimeError("fails inside")
-    assert con.execute(setting).fetchone() == (3,)
+    con.execute("SET checkpoint_threshold = '32MB'")
+    before = _setting(con, "checkpoint_threshold")
+    with warehouse.setting(con, "checkpoint_threshold", "1GB"):
+        assert _setting(con, "checkpoint_threshold") == "953.6 MiB"
+    assert _setting(con, "checkpoint_threshold") == before
+    with pytest.raises(RuntimeError), warehouse.setting(con, "checkpoint_threshold", "2GB"):
+        raise RuntimeError("the ingest failed")
+    assert _setting(con, "checkpoint_threshold") == before
 
 
 def test_nested_transactions_join_the_outer_one(con: duckdb.DuckDBPyConnection) -> None:
