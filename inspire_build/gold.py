@@ -558,7 +558,7 @@ def write(con: duckdb.DuckDBPyConnection, records: Records) -> None:
     with warehouse.transaction(con):
         llm_log.write(con, records.calls)
         llm_ledger.record_uses(con, target_id, uses_of(records.calls))
-        warehouse.upsert(con, "raw_http", records.responses, ["request_key"])
+        warehouse.upsert(con, "raw_http", records.responses, ["request_key"], mostly_new=True)
         if records.drafts is not None:
             gold_table.replace_briefs(con, target_id, records.drafts.rows)
             findings = [f.model_dump(mode="json") for f in records.drafts.findings]

@@ -395,7 +395,8 @@ class ResponseStore:
 
     def save(self, rows: Sequence[Mapping[str, object]]) -> int:
         with self._lock:
-            return warehouse.upsert(self._con, "raw_http", rows, ["request_key"])
+            # a response is saved because the store did not hold it, unless refreshed
+            return warehouse.upsert(self._con, "raw_http", rows, ["request_key"], mostly_new=True)
 
 
 class HeldResponses(ResponseStore):
