@@ -600,3 +600,13 @@ def test_lineage_and_llm_steps_at_once_share_the_pool_without_discarding(
         _at_once(client, "openalex", "/works", [[("search", f"q{i}")] for i in range(8)])
     assert len(server.seen) == 8 and not together.broken  # eight connections at once
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
+
+
+def test_a_response_saved_again_replaces_the_stored_one(con: duckdb.DuckDBPyConnection) -> None:
+    """A refresh saves a response whose key the store holds: it replaces it, one row per key
+    (a new key is inserted without the conflict check, a stored one still goes through it)."""
+    params = [FILTER, ("per_page", "2"), ("cursor", "*")]
+    save(con, params, {"meta": {"count": 1}, "results": [{"id": "https://openalex.org/W1"}]})
+    save(con, params, {"meta": {"count": 1}, "results": [{"id": "https://openalex.org/W2"}]})
+    rows = con.execute("SELECT body FROM raw_http").fetchall()
+    assert len(rows) == 1 and b"W2" in rows[0][0]
