@@ -17,9 +17,10 @@ keeps its provenance: its source, the rule that matched it, and the score.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from rapidfuzz import fuzz, process
 
@@ -31,6 +32,7 @@ from inspire_build.text import without_accents
 TITLE_THRESHOLD = 92.0
 TITLE_ONLY_THRESHOLD = 97.0
 YEAR_TOLERANCE = 1
+SUBSET_WORDS = 5  # the subset rule needs this many distinct words on both sides
 # Canonical-ID preference: an arXiv ID names a work across its versions.
 CANONICAL_ORDER = (Scheme.ARXIV, Scheme.OPENALEX, Scheme.DOI, Scheme.S2, Scheme.CORPUS_ID)
 _ID_RULES = (
@@ -154,7 +156,9 @@ def title_score(a: str, b: str) -> float:
     """
     score = float(fuzz.ratio(a, b))
     words_a, words_b = set(a.split()), set(b.split())
-    if min(len(words_a), len(words_b)) >= 5 and (words_a <= words_b or words_b <= words_a):
+    if min(len(words_a), len(words_b)) >= SUBSET_WORDS and (
+        words_a <= words_b or words_b <= words_a
+    ):
         score = max(score, TITLE_ONLY_THRESHOLD)
     return score
 
@@ -163,12 +167,59 @@ def years_agree(a: int | None, b: int | None) -> bool:
     return a is None or b is None or abs(a - b) <= YEAR_TOLERANCE
 
 
+class _Titles:
+    """The entries' normalised titles (``of``), the words of those the subset rule applies to
+    indexed, so that a mention's query finds the titles it may be a subset or superset of
+    without trying every one: token_set_ratio over 10,000 titles, per mention without an ID,
+    was most of a survey's merge."""
+
+    def __init__(self) -> None:
+        self.of: dict[int, str] = {}
+        self._words: dict[int, tuple[frozenset[str], str]] = {}  # entry -> (words, its key)
+        self._by_word: dict[str, set[int]] = {}
+        # Entries by one of their words, the rarest when indexed (any one would do: a title
+        # whose words all lie among the query's has its key among them).
+        self._by_key: dict[str, set[int]] = {}
+
+    def add(self, position: int, title: str) -> None:
+        self.of[position] = title
+        words = frozenset(title.split())
+        if len(words) < SUBSET_WORDS:
+            return
+        key = min(words, key=lambda w: (len(self._by_word.get(w, ())), w))
+        self._words[position] = (words, key)
+        for word in words:
+            self._by_word.setdefault(word, set()).add(position)
+        self._by_key.setdefault(key, set()).add(position)
+
+    def remove(self, position: int) -> None:
+        self.of.pop(position, None)
+        found = self._words.pop(position, None)
+        if found is not None:
+            words, key = found
+            for word in words:
+                self._by_word[word].discard(position)
+            self._by_key[key].discard(position)
+
+    def related(self, query: str) -> set[int]:
+        """The entries whose words all lie among the query's or hold all of them, both sides of
+        ``SUBSET_WORDS`` distinct words or more: every entry the subset rule may join it to."""
+        words = set(query.split())
+        if len(words) < SUBSET_WORDS:
+            return set()
+        postings = sorted((self._by_word.get(w, set()) for w in words), key=len)
+        found = postings[0].intersection(*postings[1:])
+        for word in words:
+            found |= self._by_key.get(word, set())
+        return found
+
+
 def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
     """Merge reference lists, in order: earlier lists found entries, later ones join them."""
     entries: list[MergedReference] = []
     dead: set[int] = set()  # entries joined into another one
     index: dict[PaperId, int] = {}
-    titles: dict[int, str] = {}
+    titles = _Titles()
     # Entries by the exclusive schemes they hold. A mention can title-match only entries that
     # hold none of its exclusive schemes (an entry with the same ID was an ID hit; one with a
     # different ID conflicts), so only those groups are searched: without this a list of
@@ -196,15 +247,15 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
         for paper_id in mention.ids:
             index.setdefault(paper_id, into)
         regroup(into, held_by.get(into, frozenset()) | _exclusive(mention.ids))
-        if mention.title and into not in titles:
-            titles[into] = normalise_title(mention.title)
+        if mention.title and into not in titles.of:
+            titles.add(into, normalise_title(mention.title))
 
     def join(keep: int, other: int) -> None:
         if keep == other or other in dead:
             return
         entries[keep].matches.extend(entries[other].matches)
         dead.add(other)
-        titles.pop(other, None)
+        titles.remove(other)
         regroup(keep, held_by[keep] | held_by[other])
         regroup(other, None)
         for paper_id, position in list(index.items()):
@@ -228,8 +279,8 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
             if mention.title:
                 mine = _exclusive(mention.ids)
                 open_ = [p for held, ps in groups.items() if held.isdisjoint(mine) for p in ps]
-                candidates = {p: titles[p] for p in sorted(open_) if p in titles}
-                found = _title_match(mention, candidates, entries)
+                candidates = {p: titles.of[p] for p in sorted(open_) if p in titles.of}
+                found = _title_match(mention, candidates, titles, entries)
             if found is not None:
                 add(mention, found[0], MatchRule.TITLE_YEAR, found[1])
             else:
@@ -238,13 +289,22 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
 
 
 def _title_match(
-    mention: Mention, titles: dict[int, str], entries: Sequence[MergedReference]
+    mention: Mention,
+    candidates: dict[int, str],
+    titles: _Titles,
+    entries: Sequence[MergedReference],
 ) -> tuple[int, float] | None:
+    """The first of the mention's title candidates (``candidates``: entry -> title, in entry
+    order) whose IDs do not conflict and whose year agrees."""
     query = normalise_title(mention.title or "")
-    if not query or not titles:
+    if not query or not candidates:
         return None
-    keys = list(titles)
-    for score, position in title_candidates(query, [titles[k] for k in keys]):
+    keys = list(candidates)
+    related = [
+        bisect.bisect_left(keys, p) for p in sorted(candidates.keys() & titles.related(query))
+    ]
+    choices = [candidates[k] for k in keys]
+    for score, position in title_candidates(query, choices, related=related):
         if _conflict(mention.ids, entries[keys[position]].ids):
             continue
         year = entries[keys[position]].year
@@ -271,25 +331,34 @@ def _conflict(a: Iterable[PaperId], b: Iterable[PaperId]) -> bool:
     return any(p.scheme in mine and mine[p.scheme] != p.value for p in b)
 
 
-def title_candidates(query: str, choices: Sequence[str], limit: int = 5) -> list[tuple[float, int]]:
+def title_candidates(
+    query: str,
+    choices: Sequence[str],
+    limit: int = 5,
+    *,
+    related: Collection[int] | None = None,
+) -> list[tuple[float, int]]:
     """The ``limit`` best (score, index) of ``choices`` by :func:`title_score`, at least
     ``TITLE_THRESHOLD``, best first and the earlier choice first among equals.
 
     Computed as title_score's two parts, each by rapidfuzz over all choices at once: ``ratio``,
     and ``token_set_ratio`` of 100, which is exactly one title's words all in the other's; a
     scorer written in Python, called once per pair, made long bibliographies quadratic in
-    Python calls."""
+    Python calls. ``related``: the indexes of the choices whose words may hold the query's or
+    lie among them (every such choice; :meth:`_Titles.related` finds them); only those are
+    tried for the subset rule. None: all are."""
     scores = {
         index: float(score)
         for _, score, index in process.extract(
             query, choices, scorer=fuzz.ratio, score_cutoff=TITLE_THRESHOLD, limit=None
         )
     }
-    if len(set(query.split())) >= 5:  # the subset rule needs five distinct words on both sides
+    if len(set(query.split())) >= SUBSET_WORDS:
+        tried = choices if related is None else {i: choices[i] for i in related}
         for choice, _, index in process.extract(
-            query, choices, scorer=fuzz.token_set_ratio, score_cutoff=100, limit=None
+            query, tried, scorer=fuzz.token_set_ratio, score_cutoff=100, limit=None
         ):
-            if len(set(choice.split())) >= 5:
+            if len(set(choice.split())) >= SUBSET_WORDS:
                 scores[index] = max(scores.get(index, 0.0), TITLE_ONLY_THRESHOLD)
     return sorted(((score, index) for index, score in scores.items()), key=lambda s: (-s[0], s[1]))[
         :limit

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
+import pytest
 from rapidfuzz import process
 
 from inspire_build.cutoff import SourceDate
@@ -16,6 +17,8 @@ from inspire_build.ids import PaperId, Scheme
 from inspire_build.lineage import (
     TITLE_THRESHOLD,
     Mention,
+    MergedReference,
+    _Titles,
     canonical_id,
     is_self,
     merge,
@@ -278,3 +281,55 @@ def test_a_subtitle_of_five_words_or_more_scores_the_title_only_threshold() -> N
                              ["sparse graph learning for dense retrieval at web scale of models",
                               "sparse graph"])  # fmt: skip
     assert found == [(97.0, 0)]
+
+
+def test_related_titles_hold_the_query_or_lie_within_it() -> None:
+    titles = _Titles()
+    for position, title in enumerate(
+        ["a b c d e", "a b c d e f g", "a b c d x", "a b c", "a b c d e f", "f e d c b a"]
+    ):
+        titles.add(position, title)
+    # 1, 4 and 5 hold all six words; 0 (and 4, 5) lie within them; 2 has x; 3 has three words
+    assert titles.related("a b c d e f") == {0, 1, 4, 5}
+    assert titles.related("a b c d") == set()  # four words: the subset rule does not apply
+    titles.remove(1)
+    titles.remove(5)
+    assert titles.related("a b c d e f") == {0, 4}
+    assert titles.of == {0: "a b c d e", 2: "a b c d x", 3: "a b c", 4: "a b c d e f"}
+
+
+def test_the_subset_rule_tries_only_related_choices() -> None:
+    choices = ["sparse graph learning for dense retrieval at scale", "sparse graph"]
+    query = "sparse graph learning for dense retrieval"
+    assert title_candidates(query, choices, related=[0]) == [(97.0, 0)]
+    assert title_candidates(query, choices, related=[]) == []
+
+
+def _merged(entries: list[MergedReference]) -> list[list[tuple[object, ...]]]:
+    return [[(x.mention, x.rule, x.score) for x in e.matches] for e in entries]
+
+
+def test_merge_with_the_word_index_equals_trying_every_title(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(5)
+    for _ in range(300):
+        bases = [[rng.choice(VOCABULARY) for _ in range(rng.randint(3, 9))] for _ in range(4)]
+        lists = []
+        for source in (OA, S2):
+            mentions = []
+            for position in range(rng.randint(1, 12)):
+                words = list(rng.choice(bases))
+                if rng.random() < 0.5:
+                    words.insert(rng.randrange(len(words) + 1), rng.choice(VOCABULARY))
+                found = [f"doi:10.1/{rng.randint(0, 5)}"] if rng.random() < 0.4 else []
+                if rng.random() < 0.2:
+                    found.append(f"arxiv:2101.0000{rng.randint(0, 5)}")
+                year = rng.choice([None, 2019, 2020, 2022])
+                mentions.append(m(source, position, *found, title=" ".join(words), year=year))
+            lists.append(mentions)
+        indexed = merge(lists)
+        with monkeypatch.context() as patched:
+            patched.setattr(_Titles, "related", lambda self, query: set(self.of))
+            every = merge(lists)
+        assert _merged(indexed) == _merged(every), lists
