@@ -17,10 +17,9 @@ keeps its provenance: its source, the rule that matched it, and the score.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from rapidfuzz import fuzz, process
 
@@ -168,21 +167,45 @@ def years_agree(a: int | None, b: int | None) -> bool:
 
 
 class _Titles:
-    """The entries' normalised titles (``of``), the words of those the subset rule applies to
-    indexed, so that a mention's query finds the titles it may be a subset or superset of
-    without trying every one: token_set_ratio over 10,000 titles, per mention without an ID,
-    was most of a survey's merge."""
+    """The entries' normalised titles (``of``), kept as merge searches them.
+
+    By the exclusive schemes each entry holds (:meth:`open`): a mention can title-match only
+    entries that hold none of its own (an entry with the same ID was an ID hit; one with a
+    different ID conflicts), so only those are searched, without rebuilding the list per
+    mention; a list of 10,000 references would otherwise cost 10,000² title comparisons.
+    By their words, those the subset rule applies to (:meth:`related`): token_set_ratio over
+    10,000 titles, per mention without an ID, was most of a survey's merge."""
 
     def __init__(self) -> None:
         self.of: dict[int, str] = {}
+        self._held: dict[int, frozenset[Scheme]] = {}  # every live entry's exclusive schemes
+        self._groups: dict[frozenset[Scheme], dict[int, str]] = {}  # titles by those schemes
         self._words: dict[int, tuple[frozenset[str], str]] = {}  # entry -> (words, its key)
         self._by_word: dict[str, set[int]] = {}
         # Entries by one of their words, the rarest when indexed (any one would do: a title
         # whose words all lie among the query's has its key among them).
         self._by_key: dict[str, set[int]] = {}
 
+    def held(self, position: int) -> frozenset[Scheme]:
+        return self._held.get(position, frozenset())
+
+    def hold(self, position: int, held: frozenset[Scheme]) -> None:
+        """The entry now holds these exclusive schemes."""
+        old, title = self._held.get(position), self.of.get(position)
+        if old is not None and title is not None:
+            del self._groups[old][position]
+        self._held[position] = held
+        if title is not None:
+            self._groups.setdefault(held, {})[position] = title
+
+    def open(self, mine: frozenset[Scheme]) -> list[dict[int, str]]:
+        """The titles, in groups, of the entries that hold none of the schemes ``mine``."""
+        return [titles for held, titles in self._groups.items() if held.isdisjoint(mine)]
+
     def add(self, position: int, title: str) -> None:
         self.of[position] = title
+        held = self._held.setdefault(position, frozenset())
+        self._groups.setdefault(held, {})[position] = title
         words = frozenset(title.split())
         if len(words) < SUBSET_WORDS:
             return
@@ -193,7 +216,10 @@ class _Titles:
         self._by_key.setdefault(key, set()).add(position)
 
     def remove(self, position: int) -> None:
-        self.of.pop(position, None)
+        """The entry joined another one."""
+        held = self._held.pop(position, None)
+        if self.of.pop(position, None) is not None and held is not None:
+            del self._groups[held][position]
         found = self._words.pop(position, None)
         if found is not None:
             words, key = found
@@ -220,20 +246,6 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
     dead: set[int] = set()  # entries joined into another one
     index: dict[PaperId, int] = {}
     titles = _Titles()
-    # Entries by the exclusive schemes they hold. A mention can title-match only entries that
-    # hold none of its exclusive schemes (an entry with the same ID was an ID hit; one with a
-    # different ID conflicts), so only those groups are searched: without this a list of
-    # 10,000 references costs 10,000² title comparisons.
-    held_by: dict[int, frozenset[Scheme]] = {}
-    groups: dict[frozenset[Scheme], set[int]] = {}
-
-    def regroup(position: int, held: frozenset[Scheme] | None) -> None:
-        old = held_by.pop(position, None)
-        if old is not None:
-            groups[old].discard(position)
-        if held is not None:
-            held_by[position] = held
-            groups.setdefault(held, set()).add(position)
 
     def add(
         mention: Mention, into: int | None, rule: MatchRule | None, score: float | None
@@ -246,7 +258,7 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
             entries[into].matches.append(match)
         for paper_id in mention.ids:
             index.setdefault(paper_id, into)
-        regroup(into, held_by.get(into, frozenset()) | _exclusive(mention.ids))
+        titles.hold(into, titles.held(into) | _exclusive(mention.ids))
         if mention.title and into not in titles.of:
             titles.add(into, normalise_title(mention.title))
 
@@ -255,9 +267,8 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
             return
         entries[keep].matches.extend(entries[other].matches)
         dead.add(other)
+        titles.hold(keep, titles.held(keep) | titles.held(other))
         titles.remove(other)
-        regroup(keep, held_by[keep] | held_by[other])
-        regroup(other, None)
         for paper_id, position in list(index.items()):
             if position == other:
                 index[paper_id] = keep
@@ -277,10 +288,7 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
                 continue
             found = None
             if mention.title:
-                mine = _exclusive(mention.ids)
-                open_ = [p for held, ps in groups.items() if held.isdisjoint(mine) for p in ps]
-                candidates = {p: titles.of[p] for p in sorted(open_) if p in titles.of}
-                found = _title_match(mention, candidates, titles, entries)
+                found = _title_match(mention, titles, entries)
             if found is not None:
                 add(mention, found[0], MatchRule.TITLE_YEAR, found[1])
             else:
@@ -289,30 +297,27 @@ def merge(lists: Sequence[Sequence[Mention]]) -> list[MergedReference]:
 
 
 def _title_match(
-    mention: Mention,
-    candidates: dict[int, str],
-    titles: _Titles,
-    entries: Sequence[MergedReference],
+    mention: Mention, titles: _Titles, entries: Sequence[MergedReference]
 ) -> tuple[int, float] | None:
-    """The first of the mention's title candidates (``candidates``: entry -> title, in entry
-    order) whose IDs do not conflict and whose year agrees."""
+    """The first of the mention's title candidates among the entries it may join (the best
+    five, as :func:`title_candidates` ranks them) whose IDs do not conflict and whose year
+    agrees."""
     query = normalise_title(mention.title or "")
-    if not query or not candidates:
+    if not query:
         return None
-    keys = list(candidates)
-    related = [
-        bisect.bisect_left(keys, p) for p in sorted(candidates.keys() & titles.related(query))
-    ]
-    choices = [candidates[k] for k in keys]
-    for score, position in title_candidates(query, choices, related=related):
-        if _conflict(mention.ids, entries[keys[position]].ids):
+    related = titles.related(query)
+    found: list[tuple[float, int]] = []
+    for group in titles.open(_exclusive(mention.ids)):
+        found += title_candidates(query, group, None, related=group.keys() & related)
+    for score, position in _ranked(found, 5):
+        if _conflict(mention.ids, entries[position].ids):
             continue
-        year = entries[keys[position]].year
+        year = entries[position].year
         if mention.year is not None and year is not None:
             if years_agree(mention.year, year):
-                return keys[position], float(score)
+                return position, float(score)
         elif score >= TITLE_ONLY_THRESHOLD:
-            return keys[position], float(score)
+            return position, float(score)
     return None
 
 
@@ -333,13 +338,14 @@ def _conflict(a: Iterable[PaperId], b: Iterable[PaperId]) -> bool:
 
 def title_candidates(
     query: str,
-    choices: Sequence[str],
-    limit: int = 5,
+    choices: Sequence[str] | Mapping[int, str],
+    limit: int | None = 5,
     *,
     related: Collection[int] | None = None,
 ) -> list[tuple[float, int]]:
     """The ``limit`` best (score, index) of ``choices`` by :func:`title_score`, at least
-    ``TITLE_THRESHOLD``, best first and the earlier choice first among equals.
+    ``TITLE_THRESHOLD``, best first and the earlier choice first among equals (None: all).
+    ``choices`` a mapping: its keys are the indexes.
 
     Computed as title_score's two parts, each by rapidfuzz over all choices at once: ``ratio``,
     and ``token_set_ratio`` of 100, which is exactly one title's words all in the other's; a
@@ -360,9 +366,12 @@ def title_candidates(
         ):
             if len(set(choice.split())) >= SUBSET_WORDS:
                 scores[index] = max(scores.get(index, 0.0), TITLE_ONLY_THRESHOLD)
-    return sorted(((score, index) for index, score in scores.items()), key=lambda s: (-s[0], s[1]))[
-        :limit
-    ]
+    return _ranked(((score, index) for index, score in scores.items()), limit)
+
+
+def _ranked(found: Iterable[tuple[float, int]], limit: int | None) -> list[tuple[float, int]]:
+    """Best score first, the earlier index first among equals; the first ``limit``."""
+    return sorted(found, key=lambda s: (-s[0], s[1]))[:limit]
 
 
 def is_self(
