@@ -94,13 +94,18 @@ def part_context(
     }
 
 
+def _counted(reference: Mapping[str, Any]) -> dict[str, Any]:
+    """The reference with ``mentions``, the full count of its contexts (trimming cuts them)."""
+    return {**reference, "mentions": len(reference.get("contexts") or [])}
+
+
 def _trimmed(
     reference: Mapping[str, Any], size: Callable[[Mapping[str, Any]], int], budget: int
 ) -> tuple[dict[str, Any], int]:
     """A reference and its ``size`` in tokens; one too long for a part of its own has its
     contexts, then its abstract, halved until it fits (``mentions`` keeps the full count of its
     contexts)."""
-    item = {**reference, "mentions": len(reference.get("contexts") or [])}
+    item = _counted(reference)
     used = size(item)
     while used > budget:
         contexts, words = list(item.get("contexts") or []), str(item.get("abstract") or "").split()
@@ -183,7 +188,7 @@ def plan_parts(
     for reference in references:
         if (key := str(reference["id"])) not in known:
             fresh.setdefault(key, reference)
-    items = [{**r, "mentions": len(r.get("contexts") or [])} for r in fresh.values()]
+    items = [_counted(r) for r in fresh.values()]
     sizes = _sizes_alone(prompt, title, abstract, items)
     for item, size in zip(items, sizes, strict=True):
         if size > budget:  # trimmed, rendering each cut (rare)
