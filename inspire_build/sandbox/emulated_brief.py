@@ -11,8 +11,9 @@ instructions forbid, the redaction terms if the prompt lists any, and a redraft'
   define, numbers, title 4-grams and listed terms. A redraft says a term that the retrieval or
   search check named (one that found the target) generally ("related"), and keeps the rest of
   its sentence; a specific sentence holding a term another check named is dropped (the lead
-  says it generally); feedback of a retrieval or search leak that names no term, or of a
-  second one, drops every specific sentence: the brief falls back to its field's problem.
+  says it generally); feedback of a retrieval or search leak that names no term, or of one
+  check finding the target again in a later draft, drops every specific sentence: the brief
+  falls back to its field's problem.
   A prompt that forbids nothing of the solution gets the abstract back, less only the terms it
   lists or its feedback names, as a model told to copy it would: so a sabotaged brief prompt
   shows in the figures.
@@ -223,10 +224,12 @@ _FOUND = re.compile(r"(retrieval|search)\b")  # feedback of a check that found t
 
 
 def _retrieval_flagged(request: Request) -> bool:
-    """A retrieval or search leak whose feedback names no term, or a second one: the specifics
-    gave it away, and saying the named terms generally was not enough."""
+    """A retrieval or search leak whose feedback names no term, or one check finding the target
+    in two drafts: the specifics gave it away, and saying the named terms generally was not
+    enough. Both checks finding one draft is one leak: they name the same terms."""
+    found = [match.group(1) for f in request.feedback if (match := _FOUND.match(f))]
     flagged = [f for f in request.feedback if _FOUND.match(f)]
-    return bool(flagged) and (not feedback_terms(flagged) or len(flagged) > 1)
+    return bool(found) and (not feedback_terms(flagged) or len(set(found)) < len(found))
 
 
 def sections(

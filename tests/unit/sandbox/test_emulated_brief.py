@@ -231,13 +231,26 @@ def test_retrieval_feedback_that_names_a_term_says_it_generally_and_keeps_the_se
 
 
 def test_a_second_retrieval_leak_drops_the_specifics() -> None:
-    twice = (
+    twice = (  # the retrieval check found the first draft and the redraft
         "retrieval: ranks 1 (terms that found it: 'quill')",
-        "search: ranks 1 (terms that found it: 'mave')",
+        "retrieval: ranks 2 (terms that found it: 'mave')",
     )
     redraft, _ = write(prompt(twice))
     assert "quill" not in redraft and "mave" not in redraft
     assert "streaming inputs" not in redraft and "lumen corpora" in redraft  # the field's
+
+
+def test_both_checks_finding_one_draft_is_one_leak_and_keeps_the_setting() -> None:
+    both = (  # one draft, found by the retrieval and the search check, naming the same terms
+        "retrieval: ranks 1 (terms that found it: 'quill', 'mave')",
+        "search: ranks 1 (terms that found it: 'quill', 'mave')",
+    )
+    redraft, _ = write(prompt(both))
+    assert "quill" not in redraft and "mave" not in redraft
+    assert "streaming inputs" in redraft and "related" in redraft
+    # found again by either check, the next draft falls back to the field's problem
+    again, _ = write(prompt((*both, "search: ranks 3 (terms that found it: 'streaming')")))
+    assert "streaming inputs" not in again and "lumen corpora" in again
 
 
 def test_a_named_term_in_the_lead_is_said_generally() -> None:
