@@ -228,7 +228,7 @@ def dataset_card(
     per_target, tiers, words, years = (
         figures.per_target,
         figures.tiers,
-        figures.brief_words,
+        [len(b.split()) for b in figures.briefs],
         figures.years,
     )
     funnel = figures.funnel
@@ -256,11 +256,11 @@ def dataset_card(
     lines += [f"| {status} | {count:,} |" for status, count in sorted(funnel.items())]
     lines += [f"| instances in this version | {len(per_target):,} |", ""]
     selected, cutoffs = versions.months(con, split, version)
-    lines += card.beside_paper(split, per_target, tiers, words, len(selected))
+    lines += card.beside_paper(split, per_target, tiers, words, len(selected), figures.briefs)
     lines += card.per_month_table(sampling.per_month(cutoffs))
     lines += card.sources_section(versions.served(con, version))
     readings = json.loads(str(row[2] or "{}")).get("grade_readings")
-    lines += card.method_section(readings)
+    lines += card.method_section(readings, (figures.searched, len(per_target)))
     applied = (reviews_table.version(con, version) or {}).get("reviews")
     lines += card.review_section(json.loads(applied) if isinstance(applied, str) else applied)
     found = review_sample.agreement_of(con, version)

@@ -11,15 +11,11 @@ import dataclasses
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 
+from inspire_build import card
 from inspire_build.evaluation.kappa import TIERS, matrix_kappa
-from inspire_build.text import content_words
 
 IDENTITY_PLANTS = frozenset({"leak_name", "leak_acronym", "leak_title"})
 MECHANISM_PLANTS = frozenset({"leak_mechanism", "leak_numbers"})
-# A problem holding this share of another's words (less the words most problems hold) restates
-# it. Calibrated on the sandbox (seed 1, 55 eval-window works): the works' own problem
-# statements score 0.93, their field's lead sentences alone 0.00.
-DISTINCT_OVERLAP, FRAME_SHARE = 0.9, 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,22 +137,9 @@ def ceiling(observed: Sequence[tuple[Hashable, int]], passes: int = 3) -> Ceilin
     return Ceiling(best, found / wanted if wanted else 1.0, len(observed))
 
 
-def distinct_share(
-    problems: Sequence[str], overlap: float = DISTINCT_OVERLAP, frame: float = FRAME_SHARE
-) -> float:
-    """The share of briefs whose problem statement is their own: no other brief's problem
-    holds ``overlap`` or more of its content words. Words in more than ``frame`` of the
-    problems (of four or more) are the statements' shared frame ("current", "pipelines"...)
-    and are not counted: with them, even the targets' own abstracts score 0 in the sandbox."""
-    bags = [set(content_words(p)) for p in problems]
-    counts = Counter(word for bag in bags for word in bag)
-    shared = {w for w, n in counts.items() if n > frame * len(bags)} if len(bags) >= 4 else set()
-    bags = [bag - shared for bag in bags]
-    own = sum(
-        all(len(bag & other) < overlap * max(1, len(bag)) for j, other in enumerate(bags) if j != i)
-        for i, bag in enumerate(bags)
-    )
-    return own / len(bags) if bags else 1.0
+def distinct_share(problems: Sequence[str]) -> float:
+    """The share of problem statements that are their own (:func:`card.distinct_problems`)."""
+    return card.distinct_problems(problems) / len(problems) if problems else 1.0
 
 
 def distinct_bound(briefs: int, top: int, candidates: int, attempts: int = 1) -> tuple[float, int]:

@@ -237,7 +237,8 @@ class CardFigures:
 
     per_target: list[int]  # antecedents per instance
     tiers: Counter[int]
-    brief_words: list[int]
+    briefs: list[str]  # the instances' brief texts
+    searched: int  # instances whose brief the search identity check judged
     years: tuple[Any, Any]  # first and last year of the targets' first public dates
     funnel: dict[str, int]  # target status -> targets of the split
     config_hash: str
@@ -255,7 +256,14 @@ def card_figures(con: duckdb.DuckDBPyConnection, split: str, version: str) -> Ca
     tiers = con.execute(
         "SELECT tier, count(*) FROM qrels WHERE version_id = ? GROUP BY 1", [version]
     ).fetchall()
-    briefs = con.execute("SELECT brief FROM instances WHERE version_id = ?", [version]).fetchall()
+    briefs = con.execute(
+        "SELECT brief FROM instances WHERE version_id = ? ORDER BY instance_id", [version]
+    ).fetchall()
+    searched = con.execute(
+        "SELECT count(*) FROM instances i WHERE i.version_id = ? AND EXISTS (SELECT 1 FROM "
+        "audit_findings f WHERE f.brief_id = i.brief_id AND f.\"check\" = 'search')",
+        [version],
+    ).fetchone()
     years = con.execute(
         "SELECT min(year(t.first_public_date)), max(year(t.first_public_date)) FROM instances i "
         "JOIN targets t ON t.paper_id = i.target_id AND t.split = ? WHERE i.version_id = ?",
@@ -268,7 +276,8 @@ def card_figures(con: duckdb.DuckDBPyConnection, split: str, version: str) -> Ca
     return CardFigures(
         per_target,
         Counter({int(t): int(n) for t, n in tiers}),
-        [len(str(b).split()) for (b,) in briefs],
+        [str(b) for (b,) in briefs],
+        int(searched[0]) if searched else 0,
         (years[0], years[1]),
         lineage_table.target_statuses(con, split),
         str(row[0]),

@@ -19,6 +19,40 @@ def test_beside_the_papers_eval_row() -> None:
     assert "| instances per selected target | 0.50 (3 of 6) | not reported |" in table
 
 
+def test_distinct_problems_counts_problems_no_other_brief_restates() -> None:
+    frame = "frameone frametwo framethree framefour framefive framesix frameseven frameeight "
+    frame += "framenine"  # nine words every problem holds: the shared frame, not counted
+    own = ["alpha beta gamma delta", "alpha beta gamma delta", "alpha beta gamma epsilon"]
+    own += ["kappa lambda", "kappa lambda omicron", "omega", "sigma upsilon"]
+    problems = [f"{frame} {words}" for words in own]
+    # Less the frame: 1 and 2 are one problem; 3 holds 3 of its 4 words in 1 (0.75 < 0.9): its
+    # own; 4's 2 words are all in 5 (not its own), 5 holds 2 of 3 in 4 (its own); 6 and 7 share
+    # nothing. Own: 3, 5, 6, 7.
+    assert card.distinct_problems(problems) == 4
+    # Counting the frame: 3 holds 12 of 13 words in 1, 5 11 of 12 in 4, 6 9 of 10 in 7 (all at
+    # least 0.9); only 7 (9 of 11 in 6) is its own.
+    assert card.distinct_problems(problems, frame=1.0) == 1
+    assert card.distinct_problems([]) == 0
+
+
+def test_the_card_counts_briefs_by_their_first_paragraph() -> None:
+    field = "Problem: Ranking of lumen corpora stays fragile when tessel and orvi interact."
+    briefs = [
+        f"{field}\n\nContext: {framing}"
+        for framing in ("Earlier efforts differ.", "Evidence should come from data.")
+    ]
+    briefs += [f"{field} Current ranking breaks down under {s}.\n\nGoal: x." for s in SETTINGS]
+    assert card.problem_statement(briefs[0]) == field
+    table = "\n".join(card.beside_paper("eval", [1] * 5, {1: 5}, [150] * 5, 5, briefs))
+    # two briefs of the field's problem restate each other, whatever their context says; the
+    # three that name their own setting are their own
+    row = "| briefs stating a problem no other brief restates | 60.0% (3 of 5) | not reported |"
+    assert row in table
+
+
+SETTINGS = ("noisy labels", "limited memory", "privacy rules")
+
+
 def test_an_empty_build_and_an_unknown_split_print_dashes() -> None:
     table = "\n".join(card.beside_paper("dev", [], {}, [], 0))
     assert "| antecedents per instance, median | - | - |" in table
@@ -43,6 +77,15 @@ def test_the_card_explains_the_rubric_tier_zero_and_the_redaction_rules() -> Non
     text = "\n".join(card.method_section())
     assert "**T3**" in text and "**0** if it is not an antecedent" in text
     assert "coined names and acronyms" in text and "may name the problem's field" in text
+
+
+def test_the_card_names_the_audits_that_ran() -> None:
+    assert "passed five audits" in card.audits_line((3, 3))
+    assert "identity by search (the brief" in card.audits_line((3, 3))
+    assert "identity by search (2 of 3 instances)" in card.audits_line((2, 3))
+    for none in (None, (0, 3)):
+        assert "four audits" in card.audits_line(none) and "did not run" in card.audits_line(none)
+    assert card.audits_line((3, 3)) in card.method_section(None, (3, 3))
 
 
 def test_the_card_says_how_many_readings_graded_each_reference() -> None:

@@ -17,7 +17,7 @@ import yaml
 from inspire_build import audit_checks, boundary, boundary_store, exports, warehouse
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
-from inspire_build.tables import windows
+from inspire_build.tables import versions, windows
 from tests.conftest import new_warehouse, run_inspire
 
 VERSION = "eval-0123456789ab"
@@ -97,9 +97,27 @@ def test_a_clean_export_holds_and_its_card_states_the_boundary(tmp_path: Path) -
     assert "## Information boundary" in card and "0 to 30 days" in card
     assert "Hash attack: 0 instance IDs recovered" in card
     assert "| brief words, mean | 14.0 |" in card  # both briefs have 14 words
+    # one brief for both targets: neither states a problem the other does not
+    assert "| briefs stating a problem no other brief restates | 0.0% (0 of 2) |" in card
+    assert "passed four audits" in card and "search identity check did not run" in card
     assert KEY_HEX not in card and not list(tmp_path.glob(".export.export-*"))
     every_byte = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
     assert KEY_HEX.encode() not in every_byte and bytes.fromhex(KEY_HEX) not in every_byte
+
+
+def test_the_card_counts_the_briefs_the_search_check_judged(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    con = warehouse.connect(built.path)
+    assert versions.card_figures(con, "eval", VERSION).searched == 0
+    con.execute(
+        'INSERT INTO audit_findings (brief_id, "check", passed, level, detail) '
+        "VALUES ('b', 'search', true, 'none', 'ranks 40')"
+    )
+    figures = versions.card_figures(con, "eval", VERSION)
+    assert figures.searched == 2 and figures.briefs == [BRIEF, BRIEF]  # both hold brief b
+    exports.export(con, Settings(warehouse=built.path), "eval", None, tmp_path / "e", force=True)
+    card = (tmp_path / "e" / "dataset_card.md").read_text(encoding="utf-8")
+    assert "passed five audits" in card and "identity by search (the brief" in card
 
 
 def test_the_public_folder_is_a_hub_dataset_that_names_no_target(tmp_path: Path) -> None:

@@ -69,19 +69,9 @@ def test_the_ceiling_is_the_best_kappa_of_one_answer_per_signature() -> None:
     assert V.ceiling([("x", t) for _, t in observed]).kappa == pytest.approx(0.0)
 
 
-def test_distinct_share_counts_problems_no_other_brief_restates() -> None:
-    frame = "frameone frametwo framethree framefour framefive framesix frameseven frameeight "
-    frame += "framenine"  # nine words every problem holds: the shared frame, not counted
-    own = ["alpha beta gamma delta", "alpha beta gamma delta", "alpha beta gamma epsilon"]
-    own += ["kappa lambda", "kappa lambda omicron", "omega", "sigma upsilon"]
-    problems = [f"{frame} {words}" for words in own]
-    # Less the frame: 1 and 2 are one problem; 3 holds 3 of its 4 words in 1 (0.75 < 0.9): its
-    # own; 4's 2 words are all in 5 (not its own), 5 holds 2 of 3 in 4 (its own); 6 and 7 share
-    # nothing. Own: 3, 5, 6, 7.
-    assert V.distinct_share(problems) == 4 / 7
-    # Counting the frame: 3 holds 12 of 13 words in 1, 5 11 of 12 in 4, 6 9 of 10 in 7 (all at
-    # least 0.9); only 7 (9 of 11 in 6) is its own.
-    assert V.distinct_share(problems, frame=1.0) == 1 / 7
+def test_distinct_share_is_the_cards_count_over_the_problems() -> None:
+    problems = ["alpha beta", "alpha beta", "gamma delta"]
+    assert V.distinct_share(problems) == 1 / 3  # the first two restate each other
     assert V.distinct_share([]) == 1.0
 
 
