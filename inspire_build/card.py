@@ -5,6 +5,7 @@ metadata a dataset hub reads)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import statistics
 from collections import Counter
@@ -119,11 +120,26 @@ def distinct_problems(
     counts = Counter(word for bag in bags for word in bag)
     shared = {w for w, n in counts.items() if n > frame * len(bags)} if len(bags) >= 4 else set()
     bags = [bag - shared for bag in bags]
-    return sum(
-        bool(bag)  # a statement of frame words alone states no problem of its own
-        and all(len(bag & other) < overlap * len(bag) for j, other in enumerate(bags) if j != i)
-        for i, bag in enumerate(bags)
-    )
+    holding: dict[str, list[int]] = {}
+    for j, bag in enumerate(bags):
+        for word in bag:
+            holding.setdefault(word, []).append(j)
+    return sum(_own(i, bags, holding, overlap) for i in range(len(bags)))
+
+
+def _own(
+    i: int, bags: Sequence[set[str]], holding: Mapping[str, list[int]], overlap: float
+) -> bool:
+    """Whether no other bag holds ``overlap`` of bag ``i``'s words. One that holds that many
+    holds one of its ``len - need + 1`` rarest words, so only their holders are compared (a
+    version's thousands of briefs are not compared pair by pair)."""
+    bag = bags[i]
+    if not bag:  # a statement of frame words alone states no problem of its own
+        return False
+    need = math.ceil(overlap * len(bag))
+    rarest = sorted(bag, key=lambda w: (len(holding[w]), w))[: len(bag) - need + 1]
+    others = {j for word in rarest for j in holding[word]} - {i}
+    return all(len(bag & bags[j]) < need for j in others)
 
 
 def per_month_table(instances: Mapping[str, int]) -> list[str]:

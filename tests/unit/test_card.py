@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
+import pytest
 import yaml
 
 from inspire_build import card
+from inspire_build.text import content_words
 
 
 def test_beside_the_papers_eval_row() -> None:
@@ -33,6 +37,27 @@ def test_distinct_problems_counts_problems_no_other_brief_restates() -> None:
     # least 0.9); only 7 (9 of 11 in 6) is its own.
     assert card.distinct_problems(problems, frame=1.0) == 1
     assert card.distinct_problems([]) == 0
+
+
+def _brute_force(bags: list[set[str]], overlap: float) -> int:
+    return sum(
+        bool(bag) and all(len(bag & o) < overlap * len(bag) for j, o in enumerate(bags) if j != i)
+        for i, bag in enumerate(bags)
+    )
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_distinct_problems_compares_only_holders_of_rare_words_and_misses_none(seed: int) -> None:
+    rng = random.Random(seed)
+    letters = "bcdfghjklmnpqrstvwxz"
+    vocabulary = ["".join(rng.choices(letters, k=4)) + "ora" for _ in range(rng.randint(5, 40))]
+    bags = [set(rng.sample(vocabulary, rng.randint(0, 5))) for _ in range(rng.randint(1, 60))]
+    bags += [set(rng.choice(bags)) | {rng.choice(vocabulary)} for _ in range(10)]  # near copies
+    problems = [" ".join(sorted(bag)) for bag in bags]
+    assert [set(content_words(p)) for p in problems] == bags  # each word a content word
+    for overlap in (0.5, 0.75, 0.9, 1.0):
+        # frame=1.0: no word is left out, so the bags are the statements' words as drawn
+        assert card.distinct_problems(problems, overlap, frame=1.0) == _brute_force(bags, overlap)
 
 
 def test_the_card_counts_briefs_by_their_first_paragraph() -> None:
