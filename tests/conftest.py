@@ -99,6 +99,12 @@ def run_inspire(
     )
 
 
+def read_rows(path: Path, sql: str) -> list[tuple[object, ...]]:
+    """The rows of one query of the warehouse file at ``path``, opened read-only."""
+    with duckdb.connect(str(path), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
 _TEMPLATE: list[Path] = []  # the file migrated_template() made in this process
 
 

@@ -16,7 +16,7 @@ import duckdb
 import httpx
 
 from inspire_build.sandbox import server, world
-from tests.conftest import run_inspire
+from tests.conftest import read_rows, run_inspire
 
 WANTED = 25
 PLAN_KEYS = {
@@ -39,13 +39,12 @@ def counted(base: str) -> tuple[int, int]:
 
 def _asked_in_last_run(warehouse: Path) -> set[str]:
     """The calls the last build asked of the model, not answered from the call log."""
-    con = duckdb.connect(str(warehouse), read_only=True)
-    rows = con.execute(
+    rows = read_rows(
+        warehouse,
         "SELECT call_key FROM llm_call_uses WHERE NOT cached AND run_id = (SELECT run_id "
-        "FROM llm_call_uses GROUP BY run_id ORDER BY min(used_at) DESC LIMIT 1)"
-    ).fetchall()
-    con.close()
-    return {key for (key,) in rows}
+        "FROM llm_call_uses GROUP BY run_id ORDER BY min(used_at) DESC LIMIT 1)",
+    )
+    return {str(key) for (key,) in rows}
 
 
 def _differences(warehouse: Path, version: str, again: str) -> str:
@@ -104,14 +103,12 @@ def test_a_build_planned_and_counted_in_instances(tmp_path: Path, prefect_api: s
         assert abs(http - planned["http_calls"]) <= 0.35 * planned["http_calls"]
         assert abs(llm - planned["llm_calls"]) <= 0.35 * planned["llm_calls"]
         version = first.split(":")[0]
-        con = duckdb.connect(str(warehouse), read_only=True)
         unanswered = {
-            key
-            for (key,) in con.execute(
-                "SELECT call_key FROM llm_calls WHERE status <> 'answered'"
-            ).fetchall()
+            str(key)
+            for (key,) in read_rows(
+                warehouse, "SELECT call_key FROM llm_calls WHERE status <> 'answered'"
+            )
         }
-        con.close()
         again = inspire(
             "build", "--split", "eval", "--instances", str(WANTED), INSPIRE_LLM_CONCURRENCY="1"
         )
