@@ -223,13 +223,19 @@ def goal(lead: str) -> str:
 _FOUND = re.compile(r"(retrieval|search)\b")  # feedback of a check that found the target
 
 
+def _found_by(request: Request) -> list[tuple[str, str]]:
+    """(check, line) of each feedback line of a check that found the target."""
+    return [(match.group(1), f) for f in request.feedback if (match := _FOUND.match(f))]
+
+
 def _retrieval_flagged(request: Request) -> bool:
     """A retrieval or search leak whose feedback names no term, or one check finding the target
     in two drafts: the specifics gave it away, and saying the named terms generally was not
     enough. Both checks finding one draft is one leak: they name the same terms."""
-    found = [match.group(1) for f in request.feedback if (match := _FOUND.match(f))]
-    flagged = [f for f in request.feedback if _FOUND.match(f)]
-    return bool(found) and (not feedback_terms(flagged) or len(set(found)) < len(found))
+    found = _found_by(request)
+    checks = [check for check, _ in found]
+    terms = feedback_terms([line for _, line in found])
+    return bool(checks) and (not terms or len(set(checks)) < len(checks))
 
 
 def sections(
@@ -241,7 +247,7 @@ def sections(
     problem = problem or sentences(request.abstract)[:1]
     lead, specific = problem[:1], problem[1:]
     named = feedback_terms(request.feedback)
-    found = feedback_terms([f for f in request.feedback if _FOUND.match(f)])
+    found = feedback_terms([line for _, line in _found_by(request)])
     if scope == "field" or _retrieval_flagged(request):
         specific = []
     else:  # a specific sentence holding a term a check forbade goes; one holding a term that

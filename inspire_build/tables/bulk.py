@@ -123,8 +123,6 @@ def read_rows(
     yield from _dicts(cursor, list(COLUMNS[kind]), batch)
 
 
-# DuckDB settings of the whole database (not of one connection) an ingest changes for a while:
-# how they are read, and set (the value bound).
 def rows_of(
     con: duckdb.DuckDBPyConnection, sql: str, names: Sequence[str], batch: int = 10_000
 ) -> Iterator[dict[str, Any]]:
