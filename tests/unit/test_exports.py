@@ -118,6 +118,11 @@ def test_the_card_counts_the_briefs_the_search_check_judged(tmp_path: Path) -> N
     exports.export(con, Settings(warehouse=built.path), "eval", None, tmp_path / "e", force=True)
     card = (tmp_path / "e" / "dataset_card.md").read_text(encoding="utf-8")
     assert "passed five audits" in card and "identity by search (the brief" in card
+    # The competitor reads the card's new lines for a target: no needle, no ID of either kind.
+    normal = boundary.normal_text(card)
+    assert boundary.found_in(exports.leak_needles(con, VERSION), normal) == []
+    for target, (_, doi) in TARGETS.items():
+        assert target[6:] not in card and doi not in card and built.ids[target] not in card
 
 
 def test_the_public_folder_is_a_hub_dataset_that_names_no_target(tmp_path: Path) -> None:
