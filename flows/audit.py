@@ -1,5 +1,4 @@
-"""The ``audit-split`` flow: :func:`inspire_build.split_audit.audit` (which says what the audit
-does), its report logged and published as a markdown artifact."""
+"""The ``audit-split`` flow: :func:`inspire_build.split_audit.audit`, its report logged, shown."""
 
 from __future__ import annotations
 

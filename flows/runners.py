@@ -12,8 +12,7 @@ from inspire_build.split_audit import Given
 
 
 def run_build(parameters: dict[str, Any], watch: Callable[[Any], Any]) -> Any:
-    """The build-split flow, its progress shown by ``watch`` with Prefect's console lines above
-    it; the version written."""
+    """The build-split flow (progress by ``watch``, Prefect's lines above it): the version."""
     with in_process():
         from flows.build_split import build_split
 

@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from inspire_build import (
+    gc_policy,
     warehouse,
 )
 from inspire_build.config import Settings, get_settings
@@ -339,6 +340,7 @@ def main() -> None:
     # (Prefect's log and event flushes) and lets the process end at once. Objects left in
     # reference cycles are then never finalized: every connection is closed before this.
     atexit.register(gc.freeze)
+    gc_policy.collect_less()
     warehouse.hide_pandas()  # no command needs it; DuckDB would import it (0.6 CPU-s)
     try:
         app()

@@ -312,17 +312,19 @@ def test_corruption_found_mid_command_is_one_line(
     assert capsys.readouterr().err.startswith("error: the warehouse is corrupt")
 
 
-def test_the_process_skips_the_last_collection_and_hides_pandas(
+def test_the_process_collects_less_skips_the_last_collection_and_hides_pandas(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     registered: list[object] = []
     monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(gc, "set_threshold", lambda *given: registered.append(given))
     monkeypatch.setattr(warehouse, "hide_pandas", lambda: registered.append("hide_pandas"))
     monkeypatch.setattr(sys, "argv", ["inspire", "--help"])
     with pytest.raises(SystemExit):
         cli.main()
-    # the first exit handler registered runs last; then DuckDB is kept off pandas (0.6 CPU-s)
-    assert registered == [gc.freeze, "hide_pandas"]
+    # the first exit handler registered runs last; the collector runs every 100,000
+    # allocations, not 700; then DuckDB is kept off pandas (0.6 CPU-s)
+    assert registered == [gc.freeze, (100_000, 50, 100), "hide_pandas"]
 
 
 def test_translate_tells_a_lock_from_a_block() -> None:
