@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -37,15 +38,15 @@ def main() -> None:
         return one_build(tuple(map(int, args.one.split(","))), args.papers, args.targets)
     from inspire_build.gc_policy import THRESHOLDS
 
-    runs: dict[tuple[int, ...], list[dict[str, object]]] = {DEFAULT: [], THRESHOLDS: []}
+    runs: dict[tuple[int, ...], list[dict[str, Any]]] = {DEFAULT: [], THRESHOLDS: []}
     for _ in range(args.rounds):
         for thresholds in runs:
             asked = [sys.executable, __file__, "--one", ",".join(map(str, thresholds))]
             asked += ["--papers", str(args.papers), "--targets", str(args.targets)]
             done = subprocess.run(asked, capture_output=True, text=True, check=True)
             runs[thresholds].append(json.loads(done.stdout.splitlines()[-1]))
-    cpu = {t: statistics.median(float(r["cpu_s"]) for r in runs[t]) for t in runs}  # type: ignore[arg-type]
-    peak = {t: max(int(r["peak_mb"]) for r in runs[t]) for t in runs}  # type: ignore[call-overload]
+    cpu = {t: statistics.median(r["cpu_s"] for r in runs[t]) for t in runs}
+    peak = {t: max(r["peak_mb"] for r in runs[t]) for t in runs}
     same = len({json.dumps(r["counts"], sort_keys=True) for rs in runs.values() for r in rs}) == 1
     print(
         f"build and export of {args.targets} targets, median of {args.rounds} processes each: "

@@ -228,13 +228,11 @@ def _found_by(request: Request) -> list[tuple[str, str]]:
     return [(match.group(1), f) for f in request.feedback if (match := _FOUND.match(f))]
 
 
-def _retrieval_flagged(request: Request) -> bool:
+def _retrieval_flagged(checks: Sequence[str], terms: Sequence[str]) -> bool:
     """A retrieval or search leak whose feedback names no term, or one check finding the target
     in two drafts: the specifics gave it away, and saying the named terms generally was not
-    enough. Both checks finding one draft is one leak: they name the same terms."""
-    found = _found_by(request)
-    checks = [check for check, _ in found]
-    terms = feedback_terms([line for _, line in found])
+    enough. Both checks finding one draft is one leak: they name the same terms. ``checks``:
+    the check of each feedback line that found the target; ``terms``: the terms those name."""
     return bool(checks) and (not terms or len(set(checks)) < len(checks))
 
 
@@ -247,8 +245,9 @@ def sections(
     problem = problem or sentences(request.abstract)[:1]
     lead, specific = problem[:1], problem[1:]
     named = feedback_terms(request.feedback)
-    found = feedback_terms([line for _, line in _found_by(request)])
-    if scope == "field" or _retrieval_flagged(request):
+    found_by = _found_by(request)
+    found = feedback_terms([line for _, line in found_by])
+    if scope == "field" or _retrieval_flagged([check for check, _ in found_by], found):
         specific = []
     else:  # a specific sentence holding a term a check forbade goes; one holding a term that
         # found the target says it more generally, as the lead does
@@ -261,7 +260,7 @@ def sections(
         "Constraints": list(dict.fromkeys(conditions(lead + specific))),
         "Goal": [goal(lead[0])] if lead else [],
     }
-    parts = {name: [s for s in found if ban.clean(s)] for name, found in parts.items()}
+    parts = {name: [s for s in lines if ban.clean(s)] for name, lines in parts.items()}
     framing = [s for s in rng.sample(FRAMING, len(FRAMING)) if ban.clean(s)]
     while framing and words(parts) < length:
         parts[rng.choice(("Context", "Context", "Goal"))].append(framing.pop())
