@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from inspire_build import warehouse
+from inspire_build import user_files, warehouse
 from inspire_build.cli.common import (
     JsonOption,
     SplitOption,
@@ -69,10 +69,12 @@ def audit_brief(
 
 
 def _text_of(path: Path) -> str:
+    """The text to audit: a regular UTF-8 file with no NUL byte (a device or a FIFO is refused
+    before it is read), under the cap on an input file."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"--text {path}: cannot read it ({error})") from None
+        return user_files.read_text(path, user_files.max_input_bytes(), "INSPIRE_EVAL_MAX_INPUT_MB")
+    except InputError as error:
+        raise InputError(f"--text {error}") from None
 
 
 def _shown(finding: Any) -> dict[str, object]:

@@ -13,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import gzip
+import io
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO, cast
 
-from inspire_build import cutoff
+from inspire_build import cutoff, user_files
 from inspire_build.errors import InputError
 from inspire_build.http import HttpClient
 from inspire_build.ids import PaperId
@@ -105,12 +107,10 @@ def read_snapshot(path: Path) -> Iterator[Paper]:
     A line that is not a work, or a file that cannot be read or decompressed, raises
     ``InputError`` naming the file and line.
     """
-    if not path.exists():
-        raise InputError(f"no such file: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
+    raw = user_files.open_regular(path)  # a device or a FIFO is refused, not read for ever
     number = 0
     try:
-        with opener(path, "rt", encoding="utf-8") as lines:
+        with raw, io.TextIOWrapper(_unpacked(raw, path), encoding="utf-8") as lines:
             for number, line in enumerate(lines, 1):
                 if not line.strip():
                     continue
@@ -121,6 +121,11 @@ def read_snapshot(path: Path) -> Iterator[Paper]:
                 yield paper
     except (OSError, EOFError, UnicodeDecodeError) as error:  # bad gzip, truncated, not UTF-8
         raise InputError(f"{path}:{number + 1}: cannot read the file ({error})") from error
+
+
+def _unpacked(raw: BinaryIO, path: Path) -> BinaryIO:
+    """The file's bytes, decompressed for a ``.gz`` path."""
+    return cast(BinaryIO, gzip.GzipFile(fileobj=raw, mode="rb")) if path.suffix == ".gz" else raw
 
 
 def merge(

@@ -85,7 +85,10 @@ class CorpusSize:
 def write_corpus(
     con: duckdb.DuckDBPyConnection, records: Sequence[corpus.CorpusRecord], origin: str
 ) -> CorpusSize:
-    """Replace the corpus with these records, merged, and rebuild its bm25 index."""
+    """Replace the corpus with these records, merged, and rebuild its bm25 index. No records
+    is refused, the corpus left as it was: an empty file or window would wipe it silently."""
+    if not records:
+        raise InputError(f"no works from the {origin} source: the corpus is left as it was")
     known = known_dates(con)
     works = corpus.merge(records, crosswalk_table.crosswalk(con), known)
     corpus_rows, id_rows = corpus.rows(works, origin, dt.datetime.now(dt.UTC))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from inspire_build import warehouse
+from inspire_build import user_files, warehouse
 from inspire_build.errors import InputError
 from inspire_build.evaluation import inputs, report
 from inspire_build.evaluation.funnel import Trajectory
@@ -46,7 +46,7 @@ def evaluate(
         raise InputError(f"unknown gains {gains!r}; use {' or '.join(GAINS)}")
     if (qrels is None) == (split is None):
         raise InputError("give either a split (qrels from the warehouse) or a qrels file")
-    cap = inputs.max_input_bytes() if max_bytes is None else max_bytes
+    cap = user_files.max_input_bytes() if max_bytes is None else max_bytes
     if qrels is not None:
         crosswalk = _crosswalk(warehouse_path) if warehouse_path is not None else None
         scores = _against_file(
@@ -176,7 +176,7 @@ class _Submission:
 def _read(
     run: Path, trajectories: Path | None, normalise: inputs.Normaliser, cap: int
 ) -> _Submission:
-    data = inputs.read_bytes(run, cap)
+    data = user_files.read_bytes(run, cap)
     submitted = inputs.parse_run(inputs.decode(data, str(run)), normalise, str(run))
     paths = inputs.read_trajectories(trajectories, normalise, cap) if trajectories else None
     digest = hashlib.sha256(data).hexdigest()

@@ -1,9 +1,10 @@
 """Reading runs, trajectories and qrels. Every problem is an ``InputError`` naming the file and,
 where there is one, the line: nothing is scored from a file that is not exactly understood.
 
-Reading is two steps. ``read_bytes`` is the only I/O: it reads regular files only (a FIFO or a
-device such as ``/dev/zero`` is refused before it is opened, so it neither hangs nor fills the
-memory), in chunks, and stops at the size cap (``INSPIRE_EVAL_MAX_INPUT_MB``). ``decode`` and
+Reading is two steps. :func:`inspire_build.user_files.read_bytes` is the only I/O: it reads
+regular files only (a FIFO or a device such as ``/dev/zero`` is refused before it is opened, so
+it neither hangs nor fills the memory), in chunks, and stops at the size cap
+(``INSPIRE_EVAL_MAX_INPUT_MB``). ``decode`` and
 the ``parse_*`` functions are pure: UTF-8 only (a BOM is dropped), one record per line, a
 duplicate instance line is an error naming both lines, a JSON object that names one key twice
 an error naming its line (``json`` would keep the last value silently).
@@ -18,23 +19,19 @@ from __future__ import annotations
 import codecs
 import json
 import math
-import os
 import re
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from inspire_build.config import get_settings
 from inspire_build.errors import InputError, InvalidIdError
 from inspire_build.evaluation.funnel import Trajectory
 from inspire_build.ids import PaperId, parse_any_id
+from inspire_build.user_files import max_input_bytes, read_bytes
 
 Normaliser = Callable[[str], str]
 Lines = Sequence[tuple[int, str]]  # (line number, text) of the non-blank lines
 
-MIB = 1 << 20
-_CHUNK = MIB
 _TREC_RUN = "expected 'query Q0 doc rank score tag'"
 _QRELS = "expected 'query 0 doc relevance' with relevance 0, 1, 2 or 3"
 _WHOLE_NUMBER = re.compile(r"-?[0-9]+")
@@ -54,64 +51,6 @@ def normaliser(crosswalk: Mapping[PaperId, str] | None = None) -> Normaliser:
 
 
 # --- bytes and lines ---------------------------------------------------------------------------
-
-
-def max_input_bytes() -> int:
-    """The configured cap on one input file, in bytes."""
-    return get_settings().eval_max_input_mb * MIB
-
-
-def read_bytes(path: Path, max_bytes: int) -> bytes:
-    """The file's bytes, read in chunks; more than ``max_bytes`` is an error, and so is a path
-    that is not a regular file (a FIFO, a device, a socket), refused before it is opened."""
-    chunks, size = [], 0
-    try:
-        with _open_regular(path) as stream:
-            while chunk := stream.read(_CHUNK):
-                size += len(chunk)
-                if size > max_bytes:
-                    raise InputError(
-                        f"{path}: larger than the {max_bytes / MIB:g} MiB cap on an input file "
-                        "(INSPIRE_EVAL_MAX_INPUT_MB)"
-                    )
-                chunks.append(chunk)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a file") from None
-    except OSError as error:
-        raise InputError(f"{path}: cannot be read ({error.strerror or error})") from None
-    return b"".join(chunks)
-
-
-_KINDS = {
-    stat.S_IFIFO: "a named pipe (FIFO)",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-}
-
-
-def _open_regular(path: Path) -> BinaryIO:
-    """``path`` opened for reading, once its status says it is a regular file: opening a FIFO
-    would wait for a writer, and a device may never end. It is opened without blocking and
-    checked again, in case the path was replaced in between."""
-    _require_regular(path, os.stat(path))
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        _require_regular(path, os.fstat(descriptor))
-    except InputError:
-        os.close(descriptor)
-        raise
-    return os.fdopen(descriptor, "rb")
-
-
-def _require_regular(path: Path, status: os.stat_result) -> None:
-    if stat.S_ISDIR(status.st_mode):
-        raise IsADirectoryError(path)
-    if not stat.S_ISREG(status.st_mode):
-        kind = _KINDS.get(stat.S_IFMT(status.st_mode), "not a regular file")
-        raise InputError(f"{path}: {kind}, not a regular file; write the input to a file first")
 
 
 def decode(data: bytes, source: str) -> list[tuple[int, str]]:

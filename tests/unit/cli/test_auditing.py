@@ -5,6 +5,7 @@ check that should catch it; bad input exits 2."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -126,9 +127,15 @@ def test_bad_input_exits_2(built: Built, audited: object, tmp_path: Path) -> Non
     base = ["audit", "brief", "--split", "eval", "--warehouse", str(built.path)]
     empty = tmp_path / "empty.txt"
     empty.write_text("  \n")
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"abc\x00def")
+    os.mkfifo(tmp_path / "fifo.txt")  # read, it would wait for a writer for ever
     for args, said in [
         (["--instance", "0" * 16, "--text", str(empty)], "the text is empty"),
-        (["--instance", built.instance, "--text", str(tmp_path / "none.txt")], "cannot read"),
+        (["--instance", built.instance, "--text", str(tmp_path / "none.txt")], "no such file"),
+        (["--instance", built.instance, "--text", str(binary)], "holds a NUL byte"),
+        (["--instance", built.instance, "--text", str(tmp_path / "fifo.txt")], "(FIFO)"),
+        (["--instance", built.instance, "--text", "/dev/zero"], "a character device"),
     ]:
         result = runner.invoke(app, [*base, *args])
         assert isinstance(result.exception, InputError), result.output

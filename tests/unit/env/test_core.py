@@ -4,6 +4,7 @@ the local backend on an in-memory warehouse; the tool sessions behind the HTTP a
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -259,6 +260,12 @@ def test_read_snapshot_names_the_file_and_line(tmp_path: Path) -> None:
     whole = tmp_path / "whole.jsonl.gz"
     whole.write_bytes(packed)
     assert [p.ids.openalex for p in corpus.read_snapshot(whole)] == ["W1", "W1"]
+    fifo = tmp_path / "works.fifo"
+    os.mkfifo(fifo)  # read, it would wait for a writer for ever
+    with pytest.raises(InputError, match=r"works.fifo: a named pipe \(FIFO\), not a regular"):
+        list(corpus.read_snapshot(fifo))
+    with pytest.raises(InputError, match="/dev/zero: a character device"):
+        list(corpus.read_snapshot(Path("/dev/zero")))
 
 
 # --- the local backend and the target's aliases, on a warehouse ---------------------------------
@@ -324,6 +331,14 @@ def test_the_target_is_never_returned_or_read_under_any_of_its_ids(
         env.read("W1").paper is not None
         and env.read("W1").paper.title == "Sparse retrieval indexes"
     )  # type: ignore[union-attr]
+
+
+def test_no_records_leave_the_corpus_as_it_was(built: duckdb.DuckDBPyConnection) -> None:
+    from inspire_build.errors import InputError
+
+    with pytest.raises(InputError, match="no works from the snapshot source: the corpus is left"):
+        store.write_corpus(built, [], "snapshot")
+    assert store.corpus_size(built) == 5
 
 
 def test_the_local_backends_cutoff_violation_rate_is_zero(built: duckdb.DuckDBPyConnection) -> None:

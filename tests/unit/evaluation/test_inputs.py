@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,53 +61,6 @@ def test_no_bytes_make_a_parser_raise_anything_but_an_input_error(data: bytes) -
             parse(inputs.decode(data, "f"), SAME, "f")
         except InputError as error:
             assert str(error).startswith("f") and "\n" not in str(error)
-
-
-# --- read_bytes: missing files, directories, the size cap --------------------------------------
-
-
-def test_missing_files_and_directories_are_one_line_errors(tmp_path: Path) -> None:
-    refused(lambda: inputs.read_bytes(tmp_path / "nope", 10), "nope: no such file")
-    refused(lambda: inputs.read_bytes(tmp_path, 10), "is a directory, not a file")
-
-
-def test_the_size_cap_counts_bytes(tmp_path: Path) -> None:
-    (tmp_path / "f").write_bytes(b"x" * 10)
-    assert inputs.read_bytes(tmp_path / "f", 10) == b"x" * 10
-    refused(lambda: inputs.read_bytes(tmp_path / "f", 9), "INSPIRE_EVAL_MAX_INPUT_MB")
-
-
-@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
-def test_a_device_is_refused_before_it_is_read() -> None:
-    started = time.monotonic()
-    refused(
-        lambda: inputs.read_bytes(Path("/dev/zero"), 4 * inputs.MIB),
-        "/dev/zero: a character device, not a regular file",
-    )
-    assert time.monotonic() - started < 5
-
-
-def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
-    fifo = tmp_path / "run.jsonl"
-    os.mkfifo(fifo)
-    started = time.monotonic()
-    refused(lambda: inputs.read_bytes(fifo, 10), "run.jsonl: a named pipe (FIFO), not a regular")
-    assert time.monotonic() - started < 5
-
-
-def test_a_link_to_a_regular_file_is_read(tmp_path: Path) -> None:
-    (tmp_path / "f").write_bytes(b"x")
-    (tmp_path / "link").symlink_to(tmp_path / "f")
-    assert inputs.read_bytes(tmp_path / "link", 10) == b"x"
-
-
-def test_the_cap_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    from inspire_build.config import get_settings
-
-    assert inputs.max_input_bytes() == 256 * inputs.MIB
-    monkeypatch.setenv("INSPIRE_EVAL_MAX_INPUT_MB", "3")
-    get_settings.cache_clear()
-    assert inputs.max_input_bytes() == 3 * inputs.MIB
 
 
 # --- qrels -------------------------------------------------------------------------------------
