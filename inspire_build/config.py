@@ -221,6 +221,19 @@ class Settings(BaseSettings):
             merged[name] = {**merged.get(name, {}), **override}
         return {**data, "splits": merged}
 
+    @field_validator("openalex_api_key", "s2_api_key", "llm_api_key")
+    @classmethod
+    def _key_fits_a_header(cls, key: SecretStr | None) -> SecretStr | None:
+        """A key travels in an HTTP header or query, which carry printable ASCII only: a
+        non-ASCII letter failed deep in httpx, and a space or newline (a key pasted with its
+        line end) as a connection error that hid the cause. The message never holds the value."""
+        if key is not None and not re.fullmatch(r"[!-~]*", key.get_secret_value()):
+            raise ValueError(
+                "an API key is printable ASCII with no space, tab or line end; check the "
+                "variable for a pasted line end or a look-alike letter"
+            )
+        return key
+
     @field_validator("instance_key")
     @classmethod
     def _key_is_hex(cls, key: SecretStr | None) -> SecretStr | None:

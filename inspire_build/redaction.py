@@ -4,6 +4,7 @@ echo one (a third-party error that quotes the request, a URL with a key) passes 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from inspire_build.config import Settings
 
@@ -32,6 +33,17 @@ class Redactor:
     def text(self, value: str) -> str:
         for secret in self._secrets:
             value = value.replace(secret, REDACTED)
+        return value
+
+    def value(self, value: Any) -> Any:
+        """``value`` with every string in it, in lists and dicts too, redacted: an endpoint's
+        parsed answer, which a proxy may have made to echo the key."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.value(item) for item in value]
+        if isinstance(value, dict):
+            return {key: self.value(item) for key, item in value.items()}
         return value
 
     def data(self, value: bytes) -> bytes:

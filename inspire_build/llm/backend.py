@@ -1,9 +1,8 @@
 """The ``openai`` backend, the only module that imports openai: any OpenAI-compatible endpoint,
 through ``chat.completions.parse`` with a strict JSON schema, or a JSON object with the schema
 stated in the prompt (:mod:`shaping`), and an agent's tool-calling turns. Every call has a
-timeout and the client's retries; an answer that does not validate gets one repair retry; a
-refusal raises :class:`Refusal`; an endpoint's error message is redacted (a 401's may echo
-the key)."""
+timeout and the client's retries; an invalid answer gets one repair retry; a refusal raises
+:class:`Refusal`; errors and answers are redacted (a 401's, or a proxy's, may echo the key)."""
 
 from __future__ import annotations
 
@@ -69,9 +68,7 @@ def failure(error: openai.APIError, redactor: Redactor, doing: str) -> InspireEr
 class OpenAIBackend:
     """The endpoint the settings name, through one client shared by every thread."""
 
-    def __init__(
-        self, settings: Settings, model: str, redactor: Redactor, client: Any = None
-    ) -> None:
+    def __init__(self, settings: Settings, model: str, redactor: Redactor, client: Any = None):
         self.settings, self.model, self.redactor = settings, model, redactor
         self._client: openai.OpenAI | None = client
         self._lock = threading.Lock()
@@ -146,16 +143,18 @@ class OpenAIBackend:
         import openai
 
         try:
-            completion = raw.parse()  # json_schema: read against the schema already
-            if self.settings.llm_response_format == "json_schema":
-                return completion, completion.choices[0].message.parsed
+            completion, echoed = shaping.completion_of(raw.parse, self.redactor)
+            message = completion.choices[0].message
+            if self.settings.llm_response_format == "json_schema":  # read against it already
+                if echoed:  # parse() read the text before it was redacted
+                    return completion, model.model_validate_json(message.content)
+                return completion, message.parsed
             # json_object: stopped early or not the model's JSON fails here, as parse() fails
             for choice in completion.choices:
                 if choice.finish_reason == "length":
                     raise openai.LengthFinishReasonError(completion=completion)
                 if choice.finish_reason == "content_filter":
                     raise openai.ContentFilterFinishReasonError()
-            message = completion.choices[0].message
             readable = message.content and not message.refusal
             return completion, model.model_validate_json(message.content) if readable else None
         except ValueError as error:  # pydantic's ValidationError, or not JSON at all
@@ -220,9 +219,10 @@ class OpenAIBackend:
         except openai.APIError as error:
             raise failure(error, self.redactor, "the agent's LLM call") from error
         try:
-            return shaping.chat_message(raw)
+            said, finish = shaping.chat_message(raw)
         except ValueError as error:
             raise LLMError(str(error)) from error
+        return self.redactor.value(said), finish  # a proxy may echo the key
 
     def request_body(self, text: str, model: type[pydantic.BaseModel]) -> dict[str, Any]:
         """The chat completion request :meth:`answer` sends, as a Batch API line's body."""

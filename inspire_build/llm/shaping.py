@@ -1,12 +1,16 @@
 """What a chat call sends besides its prompt, and what its answer reports: the messages around
-the prompt, the sampling settings, the options that shape an answer, the tokens used. Pure:
-the backend (``backend.py``) and the call log key their calls with the same values."""
+the prompt, the sampling settings, the options that shape an answer, the tokens used, the shape
+of a completion. Pure: the backend (``backend.py``) and the call log key their calls with the
+same values."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from inspire_build.config import Settings
+from inspire_build.errors import LLMError
+from inspire_build.redaction import Redactor
 
 # json_object mode: what the prompt adds before the answer's JSON schema.
 JSON_OBJECT_ASK = "Answer with one JSON object, and nothing else, that matches this JSON schema:"
@@ -58,6 +62,26 @@ def usage_of(raw: Any) -> tuple[int, int]:
     except (AttributeError, ValueError):
         return (0, 0)
     return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+
+
+def completion_of(parse: Callable[[], Any], redactor: Redactor) -> tuple[Any, bool]:
+    """The completion ``parse`` reads, each choice's text redacted, and whether the text held a
+    secret (an endpoint that echoes the key: nothing of it is kept or stored). LLMError when
+    the answer is no chat completion (no choices): a body of another shape is no model output
+    to repair. A ValueError of ``parse`` (an answer against the schema) passes on."""
+    try:
+        completion = parse()
+        choices = list(completion.choices)
+    except (TypeError, AttributeError) as error:
+        raise LLMError("the endpoint's answer is not a chat completion") from error
+    if not choices:
+        raise LLMError("the endpoint's answer holds no choice")
+    echoed = False
+    for choice in choices:
+        said = choice.message.content
+        if said and redactor.text(said) != said:
+            choice.message.content, echoed = redactor.text(said), True
+    return completion, echoed
 
 
 def chat_message(raw: Any) -> tuple[dict[str, Any], str | None]:

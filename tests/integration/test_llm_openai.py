@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import duckdb
@@ -115,6 +115,52 @@ def test_a_timeout_is_a_typed_error() -> None:
     timed_out = pytest.raises(LLMError, match="timed out")
     with sandbox_llm(config, llm_timeout_s=0.5) as (llm, _, _), timed_out:
         llm.complete("brief", CONTEXT, BriefDraft)
+
+
+def _answering(body: Callable[[httpx.Request], object]) -> openai.OpenAI:
+    """A client whose endpoint answers every request with ``body`` (HTTP 200)."""
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=body(request)))
+    return openai.OpenAI(
+        api_key="sk-test",
+        base_url="http://endpoint.invalid/v1",
+        max_retries=0,
+        http_client=httpx.Client(transport=transport),
+    )
+
+
+@pytest.mark.parametrize("shape", ["json_schema", "json_object"])
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [({"weird": 1}, "not a chat completion"), ({"choices": []}, "holds no choice")],
+)
+def test_a_body_that_is_no_chat_completion_is_a_typed_error(
+    shape: str, body: dict[str, object], said: str
+) -> None:
+    with sandbox_llm(llm_response_format=shape) as (llm, _, con), pytest.raises(LLMError) as caught:
+        LLM(llm.settings, con, client=_answering(lambda _: body)).complete(
+            "brief", CONTEXT, BriefDraft
+        )
+    assert said in str(caught.value)
+
+
+@pytest.mark.parametrize("shape", ["json_schema", "json_object"])
+def test_an_endpoint_that_echoes_the_key_leaves_it_in_no_answer_and_no_row(shape: str) -> None:
+    def echo(request: httpx.Request) -> object:
+        key = request.headers["authorization"].removeprefix("Bearer ")
+        said = json.dumps({"brief": f"Long documents are slow to search ({key})."})
+        message = {"role": "assistant", "content": said}
+        return {
+            "id": "c1", "object": "chat.completion", "created": 0, "model": "sandbox-gpt",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        }  # fmt: skip
+
+    with sandbox_llm(llm_response_format=shape) as (llm, _, con):
+        answer = LLM(llm.settings, con, client=_answering(echo)).complete(
+            "brief", CONTEXT, BriefDraft
+        )
+        stored = con.execute("SELECT output::VARCHAR FROM llm_calls").fetchall()
+    assert answer.brief == "Long documents are slow to search (REDACTED)."
+    assert stored and all("sk-test" not in str(row) for row in stored)
 
 
 def _seed_faulting_only_the_first_request(rate: float) -> int:

@@ -89,6 +89,18 @@ def test_secrets_never_appear_in_repr_or_str(monkeypatch: pytest.MonkeyPatch) ->
     assert settings.contact_email.get_secret_value() == "someone@example.org"
 
 
+@pytest.mark.parametrize("key", ["sk-SECR\u00c9T123", "sk-abc\n", " sk-abc", "sk a"])
+@pytest.mark.parametrize("name", ["INSPIRE_LLM_API_KEY", "INSPIRE_S2_API_KEY"])
+def test_a_key_no_header_can_carry_is_refused_without_its_value(
+    monkeypatch: pytest.MonkeyPatch, name: str, key: str
+) -> None:
+    monkeypatch.setenv(name, key)
+    with pytest.raises(pydantic.ValidationError) as caught:
+        Settings()
+    said = "; ".join(e["msg"] for e in caught.value.errors())
+    assert "printable ASCII with no space" in said and key.strip() not in said
+
+
 def test_settings_are_frozen() -> None:
     settings = Settings()
     with pytest.raises(pydantic.ValidationError):

@@ -34,6 +34,7 @@ TROUBLE = {
     "i07": "SLOW",
     "i09": "BROKEN",
     "i11": "GREEDY",
+    "i12": "ECHO",  # a proxy that echoes the request's key in the model's words
 }
 
 
@@ -95,7 +96,9 @@ def endpoint(asked: list[dict[str, Any]]) -> httpx.MockTransport:
         if "BROKEN" in brief:
             error = {"message": f"upstream failed for {request.headers['authorization']}"}
             return httpx.Response(500, json={"error": error})
-        choice = {"index": 0, "message": next_message(body["messages"]), "finish_reason": "stop"}
+        said = {"role": "assistant", "content": f"no tool, {request.headers['authorization']}"}
+        message = said if "ECHO" in brief else next_message(body["messages"])
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
         usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
         made = {"id": "c", "object": "chat.completion", "created": 0, "model": MODEL}
         return httpx.Response(200, json={**made, "choices": [choice], "usage": usage})
@@ -162,11 +165,14 @@ def test_each_failure_is_recorded_in_its_trajectory_line_and_no_file_or_row_hold
         "i07": Failure.TIMEOUT,
         "i09": Failure.LLM_ERROR,
         "i11": Failure.OVER_BUDGET,
+        "i12": Failure.REFUSAL,  # words, no tool call: the model did not play
     }
     assert all(env.submitted == () for env, o in played if o.failure is not None)
     assert all(len(env.steps) <= 4 for env, _ in played)
     broken = next(o for env, o in played if env.task.instance_id == "i09")
     assert "REDACTED" in str(broken.detail) and KEY not in str(broken.detail)
+    echoed = next(o for env, o in played if env.task.instance_id == "i12")
+    assert "no tool, Bearer REDACTED" in str(echoed.detail)
     envs = [env for env, _ in played]
     run.write_run(envs, tmp_path / "r.jsonl", tmp_path / "t.jsonl", [o.note() for _, o in played])
     line = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[8])
@@ -192,11 +198,11 @@ def test_turns_are_logged_with_their_verdicts_tokens_and_cost(
         [transcript.format_hash()],
     ).fetchall()
     by_status = {status: (n, tokens, priced) for status, n, tokens, priced in rows}
-    assert by_status["refused"][0] == 1 and by_status["invalid"][0] == 1
-    answered = sum(o.turns for _, o in played) - 4  # no answer: SLOW, BROKEN; judged: the 2 above
+    assert by_status["refused"][0] == 2 and by_status["invalid"][0] == 1  # REFUSE, ECHO; GARBLE
+    answered = sum(o.turns for _, o in played) - 5  # no answer: SLOW, BROKEN; judged: the 3 above
     assert by_status["answered"][0] == answered
     assert all(priced for _, _, priced in by_status.values())
-    assert chat.totals.turns == answered + 2
+    assert chat.totals.turns == answered + 3
     assert chat.totals.tokens_in == 100 * chat.totals.turns
 
 
