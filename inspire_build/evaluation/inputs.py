@@ -35,6 +35,11 @@ Lines = Sequence[tuple[int, str]]  # (line number, text) of the non-blank lines
 _TREC_RUN = "expected 'query Q0 doc rank score tag'"
 _QRELS = "expected 'query 0 doc relevance' with relevance 0, 1, 2 or 3"
 _WHOLE_NUMBER = re.compile(r"-?[0-9]+")
+# A decimal number as C's strtod reads all of it: no underscores, no hex; inf and nan pass, to be
+# refused as not finite.
+_DECIMAL = re.compile(
+    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity|nan)"
+)
 
 
 def normaliser(crosswalk: Mapping[PaperId, str] | None = None) -> Normaliser:
@@ -100,20 +105,30 @@ def read_qrels(
 
 def parse_qrels(lines: Lines, normalise: Normaliser, source: str) -> dict[str, dict[str, int]]:
     """TREC qrels ``query 0 doc relevance``, relevance 0-3. A document graded twice for a query
-    (after normalisation) must have one grade; two grades are an error naming both lines."""
+    (after normalisation) must have one grade; two grades are an error naming both lines. A
+    query with no document above 0 is an error naming its first line: its recall and nDCG
+    divide by nothing, and a mean that counted it as 0 would be silently wrong."""
     qrels: dict[str, dict[str, int]] = {}
     seen: dict[tuple[str, str], int] = {}
+    firsts: dict[str, int] = {}
     for number, line in lines:
         where = f"{source}:{number}"
         parts = line.split()
         if len(parts) != 4 or parts[3] not in ("0", "1", "2", "3"):
             raise InputError(f"{where}: {_QRELS}: {_excerpt(line)}")
         query, doc, grade = parts[0], normalise(parts[2]), int(parts[3])
+        firsts.setdefault(query, number)
         first = seen.setdefault((query, doc), number)
         if qrels.setdefault(query, {}).setdefault(doc, grade) != grade:
             raise InputError(
                 f"{where}: query {query!r}, document {doc!r} graded {grade}, "
                 f"but {qrels[query][doc]} on line {first}"
+            )
+    for query, grades in qrels.items():
+        if not any(grades.values()):
+            raise InputError(
+                f"{source}:{firsts[query]}: query {query!r} grades no document above 0, so no "
+                "metric is defined for it; drop its lines or grade its antecedents 1 to 3"
             )
     return qrels
 
@@ -176,32 +191,39 @@ def _jsonl_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, li
 
 
 def _trec_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, list[str]]:
+    """A run's lines, one tag: two runs pasted into one file would merge into one ranking."""
     run: dict[str, list[tuple[float, int, str]]] = {}
+    first_tag = ""
     for number, line in lines:
-        query, doc, score = _trec_line(line, f"{source}:{number}")
+        query, doc, score, tag = _trec_line(line, f"{source}:{number}")
+        first_tag = first_tag or tag
+        if tag != first_tag:
+            raise InputError(
+                f"{source}:{number}: run tag {tag!r}, but line {lines[0][0]} is {first_tag!r}: "
+                "one run a file (two would be merged into one ranking)"
+            )
         entries = run.setdefault(query, [])
         entries.append((score, len(entries), normalise(doc)))
     return {q: [d for _, _, d in sorted(e, key=lambda x: (-x[0], x[1]))] for q, e in run.items()}
 
 
-def _trec_line(line: str, where: str) -> tuple[str, str, float]:
+def _trec_line(line: str, where: str) -> tuple[str, str, float, str]:
     parts = line.split()
     if len(parts) == 5:
         raise InputError(f"{where}: no run tag (the sixth column); {_TREC_RUN}")
     if len(parts) != 6:
         raise InputError(f"{where}: {len(parts)} column(s); {_TREC_RUN}: {_excerpt(line)}")
-    query, q0, doc, rank, text, _tag = parts
+    query, q0, doc, rank, text, tag = parts
     if q0 != "Q0":
         raise InputError(f"{where}: the second column is {q0!r}, not 'Q0'; {_TREC_RUN}")
     if not _WHOLE_NUMBER.fullmatch(rank):
         raise InputError(f"{where}: the rank {rank!r} is not a whole number; {_TREC_RUN}")
-    try:
-        score = float(text)
-    except ValueError:
-        raise InputError(f"{where}: the score {text!r} is not a number") from None
+    if not _DECIMAL.fullmatch(text):  # float() also reads 1_000, which trec_eval reads as 1
+        raise InputError(f"{where}: the score {text!r} is not a number")
+    score = float(text)
     if not math.isfinite(score):
         raise InputError(f"{where}: the score {text!r} is not a finite number")
-    return query, doc, score
+    return query, doc, score, tag
 
 
 # --- trajectories ------------------------------------------------------------------------------

@@ -113,7 +113,7 @@ def funnel_figure(runs: Mapping[str, Scores], heading: str) -> Figure:
     with their 95% bootstrap intervals."""
     figure, axes = plt.subplots(figsize=SIZE)
     for (name, scores), offset in zip(runs.items(), _offsets(len(runs)), strict=True):
-        values = [scores.aggregate.get(metric, 0.0) for metric, _ in STAGES]
+        values = [scores.aggregate.get(metric) or 0.0 for metric, _ in STAGES]  # all defined
         bounds = [scores.intervals.get(m, (v, v)) for (m, _), v in zip(STAGES, values, strict=True)]
         axes.errorbar(
             [stage + offset for stage in range(len(STAGES))],

@@ -41,9 +41,7 @@ def lines(scores: Scores) -> list[str]:
     ]
     names = list(TABLE2) + ([m for m in TABLE3 if m != "ndcg@10"] if scores.curve else [])
     for metric in names:
-        value = scores.aggregate.get(metric, 0.0)
-        low, high = scores.intervals.get(metric, (value, value))
-        shown.append(f"{metric:<22}{value:>8.3f}   [{low:.3f}, {high:.3f}]")
+        shown.append(f"{metric:<22}{_cell(scores, metric, '{:>8.3f}   [{:.3f}, {:.3f}]')}")
     if scores.curve:
         shown.append(
             f"{'unexposed_submissions':<22}{scores.aggregate['unexposed_submissions']:>8.0f}"
@@ -71,11 +69,16 @@ def table(runs: Mapping[str, Scores], metrics: Sequence[str]) -> list[str]:
     return shown
 
 
-def _cell(scores: Scores, metric: str) -> str:
-    value = scores.aggregate.get(metric, 0.0)
+def _cell(scores: Scores, metric: str, shape: str = "") -> str:
+    """A metric's mean and interval in ``shape``; where no instance has a value (hits>=5 when
+    none has five antecedents), a dash: a mean of nothing is not 0."""
+    value = scores.aggregate.get(metric)
+    if value is None:
+        return f"{'-':>8}   (no instance has a value)" if shape else "-"
     low, high = scores.intervals.get(metric, (value, value))
     digits = 1 if metric == "total_calls" else 3
-    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+    shape = shape or f"{{:.{digits}f}} [{{:.{digits}f}}, {{:.{digits}f}}]"
+    return shape.format(value, low, high)
 
 
 def report_lines(runs: Mapping[str, Scores]) -> list[str]:
@@ -143,8 +146,17 @@ def report_json(
 
 
 def notes(scores: Scores, run: str = "the run") -> list[str]:
-    """Warnings for stderr: submitted instance IDs that are not in what was scored against."""
+    """Warnings for stderr: submitted instance IDs that are not in what was scored against, and
+    instances scored against that the run has no line for (each scores 0, as trec_eval -c)."""
     found = []
+    if missing := scores.missing_instances:
+        more = ", ..." if len(missing) > SHOWN_UNKNOWN else ""
+        found.append(
+            f"warning: {len(missing)} of the {len(scores.per_instance)} instance(s) of "
+            f"{against(scores)} have no line in {run}: each scores 0: "
+            + ", ".join(missing[:SHOWN_UNKNOWN])
+            + more
+        )
     for what, unknown in (
         (run, scores.unknown_instances),
         (f"{run}'s trajectories", scores.unknown_trajectories),
@@ -166,6 +178,7 @@ def as_json(scores: Scores) -> dict[str, object]:
         "qrels_file": scores.qrels_file,
         "instances": len(scores.per_instance),
         "unknown_instance_ids": len(scores.unknown_instances),
+        "missing_instance_ids": len(scores.missing_instances),
         "unknown_trajectory_instance_ids": len(scores.unknown_trajectories),
         "unknown_paper_ids": scores.unknown_ids,
         "aggregate": scores.aggregate,

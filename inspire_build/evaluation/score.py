@@ -34,12 +34,13 @@ class Scores:
     are kept aside, never scored; ``version`` or ``qrels_file`` says what was scored against."""
 
     per_instance: dict[str, dict[str, float | None]]
-    aggregate: dict[str, float]
+    aggregate: dict[str, float | None]  # None: no instance has a value (hits>=5 of few gold)
     intervals: dict[str, tuple[float, float]]
     unknown_ids: int  # submitted paper IDs that are no judged instance's antecedent
     curve: dict[float, float] | None
     unknown_instances: tuple[str, ...] = ()  # run instance IDs with no qrels
     unknown_trajectories: tuple[str, ...] = ()  # trajectory instance IDs with no qrels
+    missing_instances: tuple[str, ...] = ()  # judged instances with no line in the run: 0
     version: str | None = None
     qrels_file: str | None = None
 
@@ -83,12 +84,13 @@ def score(
                     "total_calls": float(row.calls),
                 }
             )
-    aggregate: dict[str, float] = {}
+    aggregate: dict[str, float | None] = {}
     intervals: dict[str, tuple[float, float]] = {}
     for metric in TABLE2:
         values = [v for v in (p[metric] for p in per.values()) if v is not None]
-        aggregate[metric] = sum(values) / len(values) if values else 0.0
-        intervals[metric] = bootstrap.mean_interval(values, samples)
+        aggregate[metric] = sum(values) / len(values) if values else None  # not 0: undefined
+        if values:
+            intervals[metric] = bootstrap.mean_interval(values, samples)
     curve = None
     if trajectories is not None:
         aggregate.update(funnel.aggregate(rows))
@@ -116,6 +118,7 @@ def score(
         curve,
         unknown_instances=tuple(sorted(set(run) - set(qrels))),
         unknown_trajectories=tuple(sorted(set(trajectories or ()) - set(qrels))),
+        missing_instances=tuple(sorted(set(qrels) - set(run))),
     )
 
 

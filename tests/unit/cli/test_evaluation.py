@@ -133,6 +133,17 @@ def test_json_has_intervals_and_unknown_counts(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 2  # one warning per file
 
 
+def test_an_instance_with_no_line_is_scored_0_and_said(tmp_path: Path) -> None:
+    run = write(tmp_path / "r.jsonl", RUN.splitlines()[0] + "\n")  # i1 only
+    result = with_qrels(tmp_path, run, "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["missing_instance_ids"] == 1
+    assert "warning: 1 of the 2 instance(s) of qrels file" in result.stderr
+    assert "have no line in the run: each scores 0: i2" in result.stderr
+    # hits>=5: no instance has five antecedents; null, not a mean of nothing shown as 0
+    assert json.loads(result.stdout)["aggregate"]["hits>=5"] is None
+
+
 # --- duplicates, bad values, encodings and odd files: one line, exit 2 -------------------------
 
 
@@ -144,6 +155,11 @@ BAD_RUNS: dict[str, tuple[str | bytes, tuple[str, ...]]] = {
     ),
     "q0-column": ("i1 XX a 1 1.0 t\n", (":1: the second column is 'XX', not 'Q0'",)),
     "missing-tag": ("i1 Q0 a 1 1.0\n", (":1: no run tag",)),
+    "two-tags": (
+        "i1 Q0 a 1 2.0 t\ni1 Q0 b 2 1.0 other\n",
+        (":2: run tag 'other', but line 1 is 't'",),
+    ),
+    "underscore": ("i1 Q0 a 1 1_000 t\n", (":1: the score '1_000' is not a number",)),
     "trec-in-jsonl": (RUN + "i1 Q0 a 1 1.0 t\n", (":3: not a JSON object, but line 1 is",)),
     "ranking-string": ('{"instance_id": "i1", "ranking": "a"}\n', ('"ranking" is not a list',)),
     "latin-1": ('{"instance_id": "i1", "ranking": ["café"]}\n'.encode("latin-1"), ("not UTF-8",)),
@@ -163,6 +179,7 @@ def test_bad_qrels_and_trajectories_are_one_error_line(tmp_path: Path) -> None:
     for qrels, fragment in (
         (QRELS + "i1 0 a 1\n", "q.trec:4: query 'i1', document 'a' graded 1, but 3 on line 1"),
         ("i1 0 a ²\n", "q.trec:1: expected 'query 0 doc relevance'"),
+        (QRELS + "i3 0 d 0\ni3 0 e 0\n", "q.trec:4: query 'i3' grades no document above 0"),
     ):
         write(tmp_path / "q.trec", qrels)
         result = inspire("eval", "--qrels", tmp_path / "q.trec", "--run", run)
