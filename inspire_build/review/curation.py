@@ -389,17 +389,19 @@ class Curation:
         """A rewritten brief: re-audited when it keeps the build's length and lexical rules,
         else kept as a draft (with the rules it breaks, not re-audited); the version's own brief
         saved back carries the version's own findings."""
-        text = " ".join((form.get("text") or "").split())
+        text = _paragraphs(form.get("text") or "")
         if not text:
             raise InputError("an edited brief needs its text")
         if len(text) > decisions.MAX_BRIEF:
             raise InputError(f"an edited brief has at most {decisions.MAX_BRIEF:,} characters")
         now = str(decided.brief.after["text"]) if decided.brief is not None else str(row["brief"])
-        if text == now:
+        if text.split() == now.split():
             raise InputError("the brief is unchanged")
-        before, words = {"text": now}, len(text.split())
         iid, target_id = str(row["instance_id"]), str(row["target_id"])
-        if text == str(row["brief"]):  # the version's own brief, back: as its build judged it
+        if text.split() == str(row["brief"]).split():  # the version's own, whatever its spacing
+            text = str(row["brief"])  # back as its build wrote and judged it, paragraphs and all
+        before, words = {"text": now}, len(text.split())
+        if text == str(row["brief"]):
             own = [
                 {k: v for k, v in f.items() if k != "instance_id"}
                 for f in table.findings(self.con, self.version, iid)
@@ -475,3 +477,10 @@ def _note(text: str) -> str:
     if len(note) > decisions.MAX_NOTE:
         raise InputError(f"a reason or note has at most {decisions.MAX_NOTE:,} characters")
     return note
+
+
+def _paragraphs(typed: str) -> str:
+    """A brief as a form sends it: its line ends made one kind, each line's trailing spaces
+    and the ends dropped; its paragraph breaks kept (the problem is the first paragraph)."""
+    lines = typed.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip()

@@ -23,8 +23,8 @@ NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 SCRIPT_BRIEF = "<script>alert('brief')</script>"
 SCRIPT_ABSTRACT = "<script>alert('abstract')</script>"
 BRIEF_A = (
-    f"{SCRIPT_BRIEF} Routing requests fast across a large cluster stays hard when loads shift; "
-    "graph widget networks reach 92.3% and a solution must keep latency low."
+    f"{SCRIPT_BRIEF} Routing requests fast across a large cluster stays hard when loads shift."
+    "\n\ngraph widget networks reach 92.3% and a solution must keep latency low."
 )
 BRIEF_B = "Ranking documents under drift is fragile; a solution must stay reliable."
 IA, IB = "a" * 16, "b" * 16

@@ -178,8 +178,9 @@ def test_a_brief_that_breaks_a_build_rule_is_kept_as_a_draft_not_re_audited(
     assert row_a.decided.drafted and not row_a.decided.corrected
     assert [r.instance_id for r in curation.rows() if r.shown("draft", "")] == [IA]
     assert progress(curation.rows())["drafts"] == 1
-    # discarding it: the version's own brief saved back, with the version's own findings
-    decide(curation, IA, "brief", {"text": BRIEF_A})
+    # discarding it: the version's own brief saved back, with the version's own findings; as
+    # a browser sends a textarea (CRLF line ends), its paragraphs kept byte for byte
+    decide(curation, IA, "brief", {"text": BRIEF_A.replace("\n", "\r\n") + " "})
     restored = json.loads(str(_reviews(con)[1][7]))
     assert restored["text"] == BRIEF_A and [f["check"] for f in restored["findings"]] == [
         "identity", "lexical", "mechanism", "retrieval"
