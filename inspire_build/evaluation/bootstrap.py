@@ -46,7 +46,9 @@ def ratio_interval(
     samples: int = SAMPLES,
     seed: int = SEED,
 ) -> tuple[float, float]:
-    """Interval of sum(numerators) / sum(denominators) under resampling of instances."""
+    """Interval of sum(numerators) / sum(denominators) under resampling of instances. A
+    resample whose denominators sum to 0 has no ratio and is left out, not counted as 0 (which
+    pulled the interval below its own estimate)."""
     import numpy as np
 
     top, bottom = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
@@ -54,7 +56,10 @@ def ratio_interval(
         return (0.0, 0.0)
     picks = _indices(top.size, samples, seed)
     sums = bottom[picks].sum(axis=1)
-    ratios = np.divide(top[picks].sum(axis=1), sums, out=np.zeros(samples), where=sums != 0)
+    defined = sums != 0
+    if not defined.any():
+        return (0.0, 0.0)
+    ratios = top[picks].sum(axis=1)[defined] / sums[defined]
     low, high = np.percentile(ratios, [2.5, 97.5])
     return float(low), float(high)
 
