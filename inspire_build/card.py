@@ -190,26 +190,33 @@ def readings_line(readings: int | None) -> str:
     )
 
 
-def audits_line(searched: tuple[int, int] | None = None) -> str:
+RETRIEVAL_SCOPES = {
+    "corpus": "bm25 over the warehouse's papers",
+    "window": "bm25 over the papers its published cutoff's window holds",
+}
+
+
+def audits_line(searched: tuple[int, int] | None = None, scope: str = "corpus") -> str:
     """The leakage audits every brief passed; ``searched``: (instances whose brief the search
-    identity check judged, instances). A build without a sources client does not run it."""
+    identity check judged, instances). A build without a sources client does not run it.
+    ``scope``: where the build's retrieval check ranked the target (RETRIEVAL_SCOPES)."""
     checks = (
-        "lexical, identity (a model names the paper), retrieval (bm25 over the warehouse's "
-        "papers), a blind mechanism audit (a model guesses the mechanism from the brief alone; "
-        "a second call compares the guess with the abstract)"
+        f"lexical, identity (a model names the paper), retrieval ({RETRIEVAL_SCOPES[scope]}), "
+        "a blind mechanism audit (a model guesses the mechanism from the brief alone; a second "
+        "call compares the guess with the abstract)"
     )
     if searched is None or not searched[0]:
         return f"- Each brief passed four audits: {checks}. The search identity check did not run."
     done, instances = searched
-    scope = "" if done == instances else f" ({done:,} of {instances:,} instances)"
+    some = "" if done == instances else f" ({done:,} of {instances:,} instances)"
     return (
-        f"- Each brief passed five audits: {checks}, and identity by search{scope} (the brief "
+        f"- Each brief passed five audits: {checks}, and identity by search{some} (the brief "
         "searched among the works its published cutoff allows: its target in the top k fails)."
     )
 
 
 def method_section(
-    readings: int | None = None, searched: tuple[int, int] | None = None
+    readings: int | None = None, searched: tuple[int, int] | None = None, scope: str = "corpus"
 ) -> list[str]:
     """How the gold and the briefs were made: the rubric, tier 0, the grader's readings, the
     redaction rules and the audits."""
@@ -227,7 +234,7 @@ def method_section(
         "method sentences define and no antecedent uses), its title's 4-grams (case-folded, "
         "stop words never banned alone), its result numbers, or its antecedents' titles. It may "
         "name the problem's field, including acronyms the antecedents share.",
-        audits_line(searched),
+        audits_line(searched, scope),
         "",
     ]
 

@@ -259,8 +259,12 @@ def dataset_card(
     lines += card.beside_paper(split, per_target, tiers, words, len(selected), figures.briefs)
     lines += card.per_month_table(sampling.per_month(cutoffs))
     lines += card.sources_section(versions.served(con, version))
-    readings = json.loads(str(row[2] or "{}")).get("grade_readings")
-    lines += card.method_section(readings, (figures.searched, len(per_target)))
+    models = json.loads(str(row[2] or "{}"))
+    lines += card.method_section(
+        models.get("grade_readings"),
+        (figures.searched, len(per_target)),
+        models.get("retrieval_scope", "corpus"),
+    )
     applied = (reviews_table.version(con, version) or {}).get("reviews")
     lines += card.review_section(json.loads(applied) if isinstance(applied, str) else applied)
     found = review_sample.agreement_of(con, version)

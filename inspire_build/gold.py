@@ -612,7 +612,9 @@ class AuditReport:
         shown.append(f"  partial mechanism leakage: {self.partial_mechanism} (recorded, passes)")
         shown += [f"  FAILED {iid}: {what}" for iid, what in self.failed]
         shown.append(
-            "audit passed" if self.ok else f"audit FAILED for {len(self.failed)} instance(s)"
+            "leakage audit passed"
+            if self.ok
+            else f"leakage audit FAILED for {len(self.failed)} instance(s)"
         )
         return shown
 

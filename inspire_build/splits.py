@@ -220,6 +220,8 @@ def write_version(
             "llm": model,
             "backend": settings.llm_backend,
             "grade_readings": settings.grade_readings,
+            # the card says where the retrieval check ranked; absent: the corpus (the default)
+            **({"retrieval_scope": "window"} if settings.audit_retrieval_scope == "window" else {}),
         },
         counts={
             "instances": len(instances),

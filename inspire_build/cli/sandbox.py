@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -166,7 +167,7 @@ def sandbox_serve(
     sock = local_server.bind(port)  # a busy port is one error, before any export line
     bound = sock.getsockname()[1]  # --port 0 picks a free one: print the port it picked
     for line in server.shell_lines(f"http://127.0.0.1:{bound}", time_scale):
-        out.print(f"export {line}")
+        out.print(_exported(line))
     server.serve(world_dir, config, sock)
 
 
@@ -180,4 +181,10 @@ def sandbox_env(
     from inspire_build.sandbox import server
 
     for line in server.shell_lines(f"http://127.0.0.1:{port}", time_scale):
-        print(f"export {line}")
+        print(_exported(line))
+
+
+def _exported(line: str) -> str:
+    """``NAME=value`` as a shell's ``export`` line, the value quoted where it needs it."""
+    name, value = line.split("=", 1)
+    return f"export {name}={shlex.quote(value)}"

@@ -876,7 +876,16 @@ def env_lines(base_url: str, time_scale: float = 1.0) -> list[str]:
     ]
 
 
+# The sandbox's model is priced as gpt-4o-mini is ($ per million tokens in, out), so that a
+# shell pointed at it plans, budgets and counts costs as a real build's does.
+SANDBOX_PRICES = '{"sandbox-gpt": [0.15, 0.6]}'
+
+
 def shell_lines(base_url: str, time_scale: float = 1.0) -> list[str]:
-    """What ``inspire sandbox env`` prints: :func:`env_lines` and the openai backend, so that a
-    build in that shell asks the sandbox's model, not the rules backend."""
-    return [*env_lines(base_url, time_scale), "INSPIRE_LLM_BACKEND=openai"]
+    """What ``inspire sandbox env`` prints: :func:`env_lines`, the openai backend (a build in
+    that shell asks the sandbox's model, not the rules backend) and that model's price."""
+    return [
+        *env_lines(base_url, time_scale),
+        "INSPIRE_LLM_BACKEND=openai",
+        f"INSPIRE_LLM_PRICES={SANDBOX_PRICES}",
+    ]

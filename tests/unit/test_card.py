@@ -111,6 +111,11 @@ def test_the_card_names_the_audits_that_ran() -> None:
     for none in (None, (0, 3)):
         assert "four audits" in card.audits_line(none) and "did not run" in card.audits_line(none)
     assert card.audits_line((3, 3)) in card.method_section(None, (3, 3))
+    assert "retrieval (bm25 over the warehouse's papers)" in card.audits_line((3, 3))
+    windowed = card.method_section(None, (3, 3), "window")
+    assert any(
+        "retrieval (bm25 over the papers its published cutoff's window" in x for x in windowed
+    )
 
 
 def test_the_card_says_how_many_readings_graded_each_reference() -> None:

@@ -105,6 +105,9 @@ def test_a_clean_export_holds_and_its_card_states_the_boundary(tmp_path: Path) -
     assert KEY_HEX.encode() not in every_byte and bytes.fromhex(KEY_HEX) not in every_byte
 
 
+WINDOWED = '{"retrieval_scope": "window"}'
+
+
 def test_the_card_counts_the_briefs_the_search_check_judged(tmp_path: Path) -> None:
     built = build(tmp_path)
     con = warehouse.connect(built.path)
@@ -118,6 +121,12 @@ def test_the_card_counts_the_briefs_the_search_check_judged(tmp_path: Path) -> N
     exports.export(con, Settings(warehouse=built.path), "eval", None, tmp_path / "e", force=True)
     card = (tmp_path / "e" / "dataset_card.md").read_text(encoding="utf-8")
     assert "passed five audits" in card and "identity by search (the brief" in card
+    assert "retrieval (bm25 over the warehouse's papers)" in card
+    # a window-scoped build's version says so, and its card too
+    con.execute("UPDATE split_versions SET models = json_merge_patch(models, ?)", [WINDOWED])
+    exports.export(con, Settings(warehouse=built.path), "eval", None, tmp_path / "w", force=True)
+    windowed = (tmp_path / "w" / "dataset_card.md").read_text(encoding="utf-8")
+    assert "retrieval (bm25 over the papers its published cutoff's window holds)" in windowed
     # The competitor reads the card's new lines for a target: no needle, no ID of either kind.
     normal = boundary.normal_text(card)
     assert boundary.found_in(exports.leak_needles(con, VERSION), normal) == []

@@ -107,3 +107,16 @@ def test_sandbox_serve_on_a_busy_port_is_one_error_before_any_output(
     assert result.stderr.splitlines() == [
         f"error: port {port} on 127.0.0.1 is in use; choose another with --port"
     ]
+
+
+def test_env_prices_the_sandbox_model_in_a_line_a_shell_reads_back() -> None:
+    printed = run_inspire("sandbox", "env", "--port", "1234")
+    assert printed.returncode == 0, printed.stderr
+    read = subprocess.run(
+        ["bash", "-c", 'eval "$LINES"; printf %s "$INSPIRE_LLM_PRICES"'],
+        env={"LINES": printed.stdout, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert read.stdout == '{"sandbox-gpt": [0.15, 0.6]}'

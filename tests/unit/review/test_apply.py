@@ -116,7 +116,7 @@ def test_the_audit_fails_what_a_curator_marked_leaking_while_that_brief_stands(
     failed = apply.with_leak_marks(passed, apply.leak_failures(con, VERSION))
     assert not failed.ok and failed.failures == {"curator": 1}
     assert f"  FAILED {IB}: curator: marked leaking by ada: names the method" in failed.lines()
-    assert failed.lines()[-1] == "audit FAILED for 1 instance(s)"
+    assert failed.lines()[-1] == "leakage audit FAILED for 1 instance(s)"
     lexical = AuditReport(VERSION, 2, {"lexical": 1}, 0, [(IB, "lexical: contains: x")])
     both = apply.with_leak_marks(lexical, apply.leak_failures(con, VERSION))
     assert both.failed == [
