@@ -20,8 +20,8 @@ def evaluate(
     name: str | None = None,
     gains: str = "linear",
     bootstrap: int = 1000,
-) -> dict[str, float]:
-    """Score, write eval_runs/eval_scores, log the Table 2/3 report; returns the aggregates."""
+) -> dict[str, float | None]:
+    """Score, write eval_runs/eval_scores, log the Table 2/3 report; return the aggregates."""
     scores = evaluate_run(
         Path(run),
         split=split,
