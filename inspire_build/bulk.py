@@ -106,8 +106,9 @@ def expand(paths: Iterable[str]) -> list[Path]:
                 found.update(p for p in match.rglob("*") if p.is_file() and _is_data(p))
             elif match.is_file():
                 found.add(match)
-            else:
-                raise InputError(f"{match}: no such file or folder")
+            else:  # a device or a FIFO exists, but holds no data file
+                said = "neither a file nor a folder" if match.exists() else "no such file or folder"
+                raise InputError(f"{match}: {said}")
     if not found:
         raise InputError("no data files (.gz, .jsonl, .json) under the paths given")
     return sorted(found, key=lambda p: (release_of(p) or dt.date.min, str(p)))

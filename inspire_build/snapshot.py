@@ -57,8 +57,10 @@ def cassette_files(paths: list[Path]) -> list[Path]:
     for path in paths:
         if path.is_file():
             found.add(path)
-        else:
+        elif path.is_dir():
             found.update(f for f in path.rglob("*") if f.suffix in CASSETTE_SUFFIXES)
+        else:  # a device or a FIFO: no recording, and reading it would not end
+            raise InputError(f"{path}: neither a file nor a folder")
     return sorted(found)
 
 
@@ -151,8 +153,12 @@ def read_cassette(path: Path) -> Iterator[Interaction]:
         raise InputError(f"{path}: not a readable cassette ({reason})") from error
     if isinstance(data, Mapping) and {"url", "status_code", "body"} <= set(data):
         body = data["body"]
-        raw = body.encode("latin-1") if isinstance(body, str) else _text_or_bytes(body)
-        yield Interaction("GET", str(data["url"]), None, int(data["status_code"]), {}, raw, None)
+        try:
+            raw = body.encode("latin-1") if isinstance(body, str) else _text_or_bytes(body)
+            status = int(data["status_code"])
+        except (TypeError, ValueError) as error:
+            raise InputError(f"{path}: not an arxiv.py fixture ({error})") from None
+        yield Interaction("GET", str(data["url"]), None, status, {}, raw, None)
         return
     entries = None
     if isinstance(data, Mapping):
@@ -162,20 +168,30 @@ def read_cassette(path: Path) -> Iterator[Interaction]:
             f"{path}: not a cassette (expected vcrpy 'interactions', R vcr 'http_interactions' "
             "or an arxiv.py {url, status_code, body} fixture)"
         )
-    for entry in entries:
-        request, response = entry.get("request") or {}, entry.get("response") or {}
-        headers = _headers(response.get("headers"))
-        body = response["content"] if "content" in response else response.get("body")
-        request_body = _text_or_bytes(request.get("body")) or None
-        yield Interaction(
-            method=str(request.get("method", "GET")).upper(),
-            url=str(request.get("uri") or request.get("url")),
-            request_body=request_body,
-            status=_status(response),
-            headers=headers,
-            body=_text_or_bytes(body),
-            recorded_at=_recorded_at(entry, headers),
-        )
+    for number, entry in enumerate(entries, 1):
+        try:
+            yield _interaction(entry)
+        except (AttributeError, TypeError, ValueError, KeyError) as error:
+            raise InputError(
+                f"{path}: interaction {number} is not a recorded request and response ({error})"
+            ) from None
+
+
+def _interaction(entry: Any) -> Interaction:
+    """One vcrpy or R vcr entry; an entry of another shape raises what its reading meets."""
+    request, response = entry.get("request") or {}, entry.get("response") or {}
+    headers = _headers(response.get("headers"))
+    body = response["content"] if "content" in response else response.get("body")
+    request_body = _text_or_bytes(request.get("body")) or None
+    return Interaction(
+        method=str(request.get("method", "GET")).upper(),
+        url=str(request.get("uri") or request.get("url")),
+        request_body=request_body,
+        status=_status(response),
+        headers=headers,
+        body=_text_or_bytes(body),
+        recorded_at=_recorded_at(entry, headers),
+    )
 
 
 def _match_source(

@@ -60,6 +60,8 @@ def test_expand_orders_by_release_then_path(tmp_path: Path) -> None:
         expand([str(tmp_path / "*.parquet")])
     with pytest.raises(InputError, match="no such file"):
         expand([str(tmp_path / "missing")])
+    with pytest.raises(InputError, match="/dev/zero: neither a file nor a folder"):
+        expand(["/dev/zero"])
 
 
 def test_work_facets_read_the_filter_fields_as_openalex_does() -> None:
