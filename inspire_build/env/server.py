@@ -53,7 +53,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from inspire_build import local_server, splits
+from inspire_build import local_server, splits, user_files
 from inspire_build.env import limits, store
 from inspire_build.env.core import (
     DEFAULT_BUDGET,
@@ -120,11 +120,14 @@ def write_secret(path: Path, secret: str) -> None:
 
 
 def read_secret(path: Path) -> str | None:
-    """The secret kept in ``path``; None when there is no such file."""
-    try:
-        return path.read_text(encoding="utf-8").strip() or None
-    except FileNotFoundError:
+    """The secret kept in ``path``; None when there is no such file. A folder, a device or a
+    file of binary data is one InputError naming the path."""
+    if not path.exists():
         return None
+    return user_files.read_text(path, _SECRET_BYTES, "a token file holds one line").strip() or None
+
+
+_SECRET_BYTES = 1 << 16
 
 
 def token_digest(token: str) -> str:

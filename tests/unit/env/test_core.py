@@ -789,3 +789,10 @@ def test_an_mcp_servers_session_is_kept_in_a_0600_file_and_resumed_from_it(
     other_run = _sessions(built, run_name="another run")
     fresh = hold_session(other_run, "i1", "mcp", stale)
     assert fresh != token and stale.read_text().strip() == fresh  # the new token is kept
+    from inspire_build.errors import InputError
+
+    binary = tmp_path / "binary.token"
+    binary.write_bytes(b"\xff\xfe\x00")
+    for path, said in ((tmp_path, "is a directory"), (binary, "holds a NUL byte")):
+        with pytest.raises(InputError, match=said):
+            hold_session(_sessions(built, run_name="a third run"), "i1", "mcp", path)
