@@ -31,9 +31,11 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from inspire_build import user_files
 from inspire_build.env.agents import Keyphrase, candidate_phrases, sentences
 from inspire_build.errors import InputError
 
@@ -132,19 +134,46 @@ class Policy:
     @classmethod
     def load(cls, path: Path) -> Policy:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(user_files.read_text(path, _POLICY_BYTES, "a policy is small"))
             if data["features"] != list(FEATURES):
                 raise ValueError(f"features {data['features']} are not {list(FEATURES)}")
+            scale = _numbers(data, "scale", len(FEATURES))
+            if min(scale) <= 0:
+                raise ValueError("scale holds a value that is not above 0")
+            df = {str(k): v for k, v in data["df"].items()}
+            n_briefs = data["n_briefs"]
+            if not all(_whole(v) and v >= 0 for v in [*df.values(), n_briefs]) or n_briefs < 1:
+                raise ValueError("df and n_briefs are counts (n_briefs at least 1)")
             return cls(
-                tuple(data["weights"]),
-                float(data["bias"]),
-                tuple(data["mean"]),
-                tuple(data["scale"]),
-                {str(k): int(v) for k, v in data["df"].items()},
-                int(data["n_briefs"]),
+                _numbers(data, "weights", len(FEATURES)),
+                _numbers(data, "bias", None)[0],
+                _numbers(data, "mean", len(FEATURES)),
+                scale,
+                df,
+                n_briefs,
             )
-        except (OSError, ValueError, KeyError, TypeError) as error:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             raise InputError(f"{path}: not a keyphrase policy ({error})") from error
+
+
+_POLICY_BYTES = 64 << 20
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _numbers(data: dict[str, Any], name: str, count: int | None) -> tuple[float, ...]:
+    """``data[name]``: ``count`` finite numbers (None: one number, not a list). NaN or a
+    string would make every probability meaningless, and a run of them silently wrong."""
+    value = data[name]
+    values = [value] if count is None else value
+    if not isinstance(values, list) or (count is not None and len(values) != count):
+        raise ValueError(f"{name} is not a list of {count} numbers")
+    real = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+    if not real or not all(math.isfinite(v) for v in values):
+        raise ValueError(f"{name} holds a value that is not a finite number")
+    return tuple(float(v) for v in values)
 
 
 def train(

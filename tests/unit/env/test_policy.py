@@ -4,11 +4,13 @@ hindsight demonstrations choose."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
 from inspire_build.env.policy import FEATURES, Policy, features, train
+from inspire_build.errors import InputError
 
 
 def test_policy_features_by_hand() -> None:
@@ -42,3 +44,27 @@ def test_policy_learns_which_keyphrases_demonstrations_choose(tmp_path: Any) -> 
     path = tmp_path / "policy.json"
     path.write_text(json.dumps(policy.to_json()), encoding="utf-8")
     assert Policy.load(path) == policy
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"weights": [1.0]}, "weights is not a list of 9 numbers"),
+        ({"weights": ["a"] * 9}, "weights holds a value that is not a finite number"),
+        ({"weights": [[1.0]] * 9}, "weights holds a value that is not a finite number"),
+        ({"weights": [True] * 9}, "weights holds a value that is not a finite number"),
+        ({"weights": [float("nan")] * 9}, "weights holds a value that is not a finite number"),
+        ({"bias": float("inf")}, "bias holds a value that is not a finite number"),
+        ({"scale": [0.0] * 9}, "scale holds a value that is not above 0"),
+        ({"n_briefs": -5}, "df and n_briefs are counts"),
+        ({"df": {"x": -1}}, "df and n_briefs are counts"),
+    ],
+)
+def test_a_policy_of_another_shape_is_refused_naming_what(
+    tmp_path: Any, change: dict[str, Any], said: str
+) -> None:
+    good = train([(f"Problem. W{i} a. Goal. T{i} b{i}.", [f"t{i} b{i}"]) for i in range(4)])
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({**good.to_json(), **change}), encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(said)):
+        Policy.load(path)
