@@ -99,7 +99,9 @@ def told_in_one_line(error: BaseException | None) -> bool:
 
 
 def untraced(record: logging.LogRecord) -> bool:
-    """A logging filter: a record of an error :func:`told_in_one_line` loses its traceback."""
-    if record.exc_info and told_in_one_line(record.exc_info[1]):
+    """A logging filter: a record of an error :func:`told_in_one_line` loses its traceback, and
+    so does one logged with ``exc_info`` and no exception (Prefect's line for a task that
+    returned a Failed state, which would print ``NoneType: None``)."""
+    if record.exc_info and (record.exc_info[1] is None or told_in_one_line(record.exc_info[1])):
         record.exc_info, record.exc_text = None, None
     return True

@@ -86,7 +86,7 @@ class Budget:
         with self._lock:
             limit = self.limit_usd
             if limit is not None and self.spent_usd + self.reserved_usd + estimate_usd > limit:
-                refused = BudgetExceeded(_reached(limit, self.spent_usd, kept))
+                refused = BudgetExceeded(_reached(limit, self.spent_usd, kept, self.reserved_usd))
                 self.refusals.append(refused)
                 raise refused
             self.reserved_usd += estimate_usd
@@ -159,8 +159,12 @@ class Spending:
         self.budget.settle(self._batch_held.pop(key, 0.0), cost)
 
 
-def _reached(limit: float, spent: float, kept: int) -> str:
+def _reached(limit: float, spent: float, kept: int, held: float = 0.0) -> str:
+    """``held``: what the calls in flight when a call was refused may cost (they are paid, and
+    the message restated, once they end)."""
+    flight = f" and {usd(held)} held by the calls in flight" if held else ""
     return (
-        f"LLM budget of {usd(limit)} reached: {usd(spent)} spent in this build; {kept} call(s) "
-        "kept in the call log; rerun with a larger INSPIRE_LLM_BUDGET_USD (or none) to resume"
+        f"LLM budget of {usd(limit)} reached: {usd(spent)} spent in this build{flight}; {kept} "
+        "call(s) kept in the call log; rerun with a larger --llm-budget-usd "
+        "(INSPIRE_LLM_BUDGET_USD), or none, to resume"
     )

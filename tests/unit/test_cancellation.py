@@ -67,3 +67,10 @@ def test_a_signal_cancels_the_block_and_is_remembered(monkeypatch: pytest.Monkey
     with pytest.raises(Cancelled, match="cancelled by SIGTERM"):
         cancellation.checkpoint()
     assert cancellation.as_cancelled(ValueError("x")).__class__ is Cancelled
+
+
+def test_a_record_with_exc_info_and_no_exception_prints_no_nonetype_line() -> None:
+    record = logging.LogRecord("prefect.task_runs", logging.ERROR, "f", 1, "failed", None, None)
+    record.exc_info = (None, None, None)  # logger.error(..., exc_info=True) with none raised
+    assert cancellation.untraced(record) and record.exc_info is None
+    assert "NoneType" not in logging.Formatter().format(record)

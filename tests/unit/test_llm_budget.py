@@ -65,8 +65,9 @@ def test_the_budget_holds_calls_in_flight_and_refuses_the_one_that_would_pass_it
     with pytest.raises(BudgetExceeded) as refused:
         budget.reserve(0.005, kept=3)  # 0 spent + 0.006 in flight + 0.005 > 0.01
     assert str(refused.value) == (
-        "LLM budget of $0.01 reached: $0 spent in this build; 3 call(s) kept in the call log; "
-        "rerun with a larger INSPIRE_LLM_BUDGET_USD (or none) to resume"
+        "LLM budget of $0.01 reached: $0 spent in this build and $0.006 held by the calls in "
+        "flight; 3 call(s) kept in the call log; rerun with a larger --llm-budget-usd "
+        "(INSPIRE_LLM_BUDGET_USD), or none, to resume"
     )
     budget.settle(0.006, 0.004)  # the call came back costing less than its estimate
     assert (budget.spent_usd, budget.reserved_usd) == (pytest.approx(0.004), 0.0)
@@ -81,7 +82,8 @@ def test_a_refusal_is_restated_with_the_spend_of_the_calls_in_flight_when_it_cam
     budget.reserve(0.008, kept=0)  # in flight when the next call is refused
     with pytest.raises(BudgetExceeded) as refused:
         budget.reserve(0.008, kept=0)
-    assert "$0 spent in this build; 0 call(s) kept" in str(refused.value)
+    said = "$0 spent in this build and $0.008 held by the calls in flight; 0 call(s) kept"
+    assert said in str(refused.value)
     budget.settle(0.008, 0.007)  # it ends, and its answer is kept
     budget.restate(kept=1)
     assert "$0.007 spent in this build; 1 call(s) kept" in str(refused.value)
