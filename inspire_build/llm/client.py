@@ -163,6 +163,8 @@ class LLM:
                 status = "refused" if isinstance(error, Refusal) else "invalid"
                 spent = (time.perf_counter() - started) * 1000
                 cost, failed = self.spending.cost(error.tokens), {"error": str(error)}
+                with self._lock:  # made, as the call log and `inspire cost` count it
+                    self.calls_made += 1
                 self.calls.log(self.calls.record(asked, failed, error.tokens, spent, cost), status)
                 self.calls.used(Use(key, step, cached=False))
                 raise

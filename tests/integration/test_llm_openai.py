@@ -100,6 +100,7 @@ def test_a_refusal_is_a_typed_error_logged_with_its_tokens_and_never_served() ->
         with pytest.raises(Refusal):  # not served from the log: asked again
             llm.complete("brief", CONTEXT, BriefDraft)
         assert chat_requests(base) == 2
+        assert llm.calls_made == 2  # made, as the log holds them (a build's "made" line)
 
 
 def test_an_answer_invalid_after_the_repair_is_logged_with_both_calls_tokens() -> None:
