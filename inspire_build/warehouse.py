@@ -225,13 +225,13 @@ def open_warehouse(
         try:
             con = connect(path, create=create)
             break
-        except WarehouseLockedError:
+        except WarehouseLockedError as locked:
             if stopped():
                 raise Cancelled("cancelled while waiting for the warehouse") from None
             if time.monotonic() >= deadline:
                 raise
             if say is not None and time.monotonic() - said >= _SAY_EVERY_S:
-                say(f"the warehouse {path} is in use by another process; waiting for it")
+                say(f"the warehouse {path} is in use by {holder(str(locked))}; waiting for it")
                 said = time.monotonic()
             # A free file is taken within half a second (every 5 s, a build waited 2.5 s on
             # average after the other had finished); the line is said every half minute.
@@ -241,6 +241,22 @@ def open_warehouse(
         yield con
     finally:
         con.close()
+
+
+def holder(locked: str) -> str:
+    """Who holds a warehouse, from DuckDB's lock message ("... (PID 123)"): the process and its
+    command line where this system shows it (a review server that still runs, say), else
+    "another process"."""
+    found = re.search(r"\(PID (\d+)\)", locked)
+    if found is None:
+        return "another process"
+    try:
+        argv = Path(f"/proc/{found[1]}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return f"process {found[1]}"
+    shown = " ".join(Path(a.decode(errors="replace")).name if i == 0 else a.decode(errors="replace")
+                     for i, a in enumerate(argv) if a)  # fmt: skip
+    return f"process {found[1]} ({shown[:120]})"
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ with a message and exit code 3, never a traceback."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -12,7 +13,7 @@ import duckdb
 
 from .conftest import TARGETS, Suite
 
-WAITING = "is in use by another process; waiting for it"
+WAITING = "; waiting for it"  # "is in use by process PID (its command line); waiting for it"
 
 
 def test_two_builds_at_once_are_serialised_and_both_recorded(
@@ -55,6 +56,8 @@ def test_two_builds_at_once_are_serialised_and_both_recorded(
         suite.keep_log(f"build-concurrent-{index}", "".join(outputs[index]))
         assert build.returncode == 0, "".join(outputs[index])[-3000:]
     assert any(WAITING in line for lines in outputs for line in lines)
+    named = f"is in use by process {os.getpid()} ("  # this test holds it, and is named
+    assert any(named in line for lines in outputs for line in lines), outputs
 
     con = duckdb.connect(env["INSPIRE_WAREHOUSE"], read_only=True)
     runs = con.execute(

@@ -585,3 +585,13 @@ def test_a_locked_warehouse_is_retried_every_half_second_and_said_once(
     assert len(slept) == 5 and all(0 < s <= 0.5 for s in slept)
     assert said == [f"the warehouse {tmp_path / 'w.duckdb'} is in use by another process; "
                     "waiting for it"]  # fmt: skip
+
+
+def test_the_holder_of_a_lock_is_named_by_its_pid_and_command_line() -> None:
+    import os
+
+    mine = f'IO Error: Conflicting lock is held in /usr/bin/python3 (PID {os.getpid()}). See'
+    named = warehouse.holder(mine)
+    assert named.startswith(f"process {os.getpid()} (") and "python" in named
+    assert warehouse.holder("locked") == "another process"
+    assert warehouse.holder("held (PID 999999999)") == "process 999999999"
