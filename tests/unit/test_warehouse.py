@@ -590,7 +590,7 @@ def test_a_locked_warehouse_is_retried_every_half_second_and_said_once(
 def test_the_holder_of_a_lock_is_named_by_its_pid_and_command_line() -> None:
     import os
 
-    mine = f'IO Error: Conflicting lock is held in /usr/bin/python3 (PID {os.getpid()}). See'
+    mine = f"IO Error: Conflicting lock is held in /usr/bin/python3 (PID {os.getpid()}). See"
     named = warehouse.holder(mine)
     assert named.startswith(f"process {os.getpid()} (") and "python" in named
     assert warehouse.holder("locked") == "another process"
