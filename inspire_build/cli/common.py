@@ -246,12 +246,20 @@ def _print_rows(
             print(json.dumps(row, default=str))
         return True
     table = Table(title=title)
-    for name in rows[0] if rows else ():
-        table.add_column(name, justify="left" if name in left else "right")
-    for row in rows:
-        table.add_row(
-            *[",".join(map(str, v)) if isinstance(v, list) else str(v) for v in row.values()]
-        )
+    cells = [
+        [",".join(map(str, v)) if isinstance(v, list) else str(v) for v in row.values()]
+        for row in rows
+    ]
+    for i, name in enumerate(rows[0] if rows else ()):
+        # On a narrow terminal nothing is cut to "…": a name cut to "audit_m…" could be either
+        # of two steps, and a number cut so is no number. Names stay whole, numbers fold.
+        if name in left:
+            widest = max(len(name), *(len(row[i]) for row in cells))
+            table.add_column(name, justify="left", min_width=widest, no_wrap=True)
+        else:
+            table.add_column(name, justify="right", overflow="fold")
+    for row_cells in cells:
+        table.add_row(*row_cells)
     out.print(table)
     return False
 

@@ -92,3 +92,18 @@ def test_every_build_counts_each_call_once(path: Path) -> None:
     con = duckdb.connect(str(path), read_only=True)
     assert con.execute("SELECT sum(paid_usd) FROM llm_ledger").fetchone() == (pytest.approx(0.70),)
     con.close()
+
+
+def test_a_narrow_terminal_cuts_no_step_name_and_no_number(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from inspire_build.cli import common
+
+    rows = [{"step": "audit_mechanism_guess", "cost_usd": 0.0148770}, {"step": "audit_mechanism"}]
+    rows[1]["cost_usd"] = 0.0082570
+    monkeypatch.setattr(common.out, "width", 30)
+    with common.out.capture() as captured:
+        common._print_rows(rows, False, "cost", ("step",))
+    shown = captured.get()
+    assert "audit_mechanism_guess" in shown and "…" not in shown
+    assert "0.014877" in shown.replace("│", "").replace("\n", "").replace(" ", "")
