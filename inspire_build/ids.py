@@ -202,10 +202,16 @@ def parse_any_id(text: str) -> PaperId:
         if scheme is Scheme.DOI and value.startswith(ARXIV_DOI_PREFIX):
             return PaperId(Scheme.ARXIV, normalize_arxiv(value))
         return PaperId(scheme, value)
+    shown = (
+        repr(text) if len(text) <= _SHOWN else f"{text[:_SHOWN]!r}... ({len(text):,} characters)"
+    )
     raise InvalidIdError(
-        f"not a paper identifier: {text!r} "
+        f"not a paper identifier: {shown} "
         "(expected an arXiv ID, DOI, OpenAlex W-id, S2 paperId or CorpusId:N)"
     )
+
+
+_SHOWN = 200  # of a refused ID: a 100,000-character one is not echoed whole
 
 
 _ATTEMPTS = (

@@ -83,6 +83,7 @@ def eval_command(
         _check_output_folder(plots, "--plots")
     from inspire_build.evaluation import report
 
+    _check_names([name] if name is not None else [])
     scores = options.evaluate(run, trajectories, name=name, gains=gains)
     if plots is not None:
         from inspire_build.evaluation import plots as figures
@@ -269,6 +270,14 @@ def _report_options(
     )
 
 
+def _check_names(names: list[str]) -> None:
+    """A run's name is a label of Table 2 and a row of eval_runs: some visible text on one
+    line (an empty name, a line end or a terminal escape would make an empty or broken row)."""
+    for name in names:
+        if not name.strip() or not name.isprintable():
+            raise InputError(f"--name {name!r}: a run's name is visible text on one line")
+
+
 def _paired_runs(
     runs: list[Path], trajectories: list[Path], names: list[str]
 ) -> dict[str, tuple[Path, Path | None]]:
@@ -288,6 +297,7 @@ def _paired_runs(
         missing = [str(path) for path in files if not path.is_file()]
         if missing:
             raise InputError(f"{option}: not a regular file: {', '.join(missing)}")
+    _check_names(names)
     labels = names or [run.stem for run in runs]
     twice = sorted({label for label in labels if labels.count(label) > 1})
     if twice:

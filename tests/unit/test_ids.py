@@ -180,3 +180,10 @@ def test_parse_any_id_either_parses_or_raises_invalid_id(text: str) -> None:
     except InvalidIdError:
         return
     assert parse_any_id(str(parsed)) == parsed
+
+
+def test_a_refused_id_is_echoed_at_most_200_characters() -> None:
+    with pytest.raises(InvalidIdError) as caught:
+        parse_any_id("x" * 100_000)
+    said = str(caught.value)
+    assert len(said) < 400 and "... (100,000 characters)" in said

@@ -133,6 +133,16 @@ def test_json_has_intervals_and_unknown_counts(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 2  # one warning per file
 
 
+@pytest.mark.parametrize("name", ["", "  ", "two\nlines", "ansi\x1b[31m"])
+def test_a_run_name_that_is_no_visible_line_is_refused(tmp_path: Path, name: str) -> None:
+    run = write(tmp_path / "r.jsonl", RUN)
+    one_error(with_qrels(tmp_path, run, "--name", name), "a run's name is visible text")
+    report = inspire("eval", "--qrels", write(tmp_path / "q.trec", QRELS), "report", "--run", run)
+    assert report.returncode == 0, report.stderr  # the file's stem names it
+    named = ["--run", run, "--name", name]
+    one_error(inspire("eval", "--qrels", tmp_path / "q.trec", "report", *named), "visible text")
+
+
 def test_an_instance_with_no_line_is_scored_0_and_said(tmp_path: Path) -> None:
     run = write(tmp_path / "r.jsonl", RUN.splitlines()[0] + "\n")  # i1 only
     result = with_qrels(tmp_path, run, "--json")
