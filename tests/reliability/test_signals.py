@@ -105,7 +105,7 @@ def test_ctrl_c_while_waiting_for_the_lock_leaves_without_taking_it(
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with server.running(WORLD, server.SandboxConfig(time_scale=20)) as base:
-            waiting = "in use by another process; waiting"
+            waiting = f"in use by process {holder.pid} (python"  # named, with its command
             build, lines = build_until(waiting, tmp_path, base, prefect_api)
             sent = time.perf_counter()
             os.killpg(build.pid, signal.SIGINT)
