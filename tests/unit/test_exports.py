@@ -127,11 +127,13 @@ def test_the_card_counts_the_briefs_the_search_check_judged(tmp_path: Path) -> N
     exports.export(con, Settings(warehouse=built.path), "eval", None, tmp_path / "w", force=True)
     windowed = (tmp_path / "w" / "dataset_card.md").read_text(encoding="utf-8")
     assert "retrieval (bm25 over the papers its published cutoff's window holds)" in windowed
-    # The competitor reads the card's new lines for a target: no needle, no ID of either kind.
-    normal = boundary.normal_text(card)
-    assert boundary.found_in(exports.leak_needles(con, VERSION), normal) == []
-    for target, (_, doi) in TARGETS.items():
-        assert target[6:] not in card and doi not in card and built.ids[target] not in card
+    # The competitor reads the card's new lines (both scopes) for a target: no needle, no ID
+    # of either kind.
+    for shown in (card, windowed):
+        normal = boundary.normal_text(shown)
+        assert boundary.found_in(exports.leak_needles(con, VERSION), normal) == []
+        for target, (_, doi) in TARGETS.items():
+            assert target[6:] not in shown and doi not in shown and built.ids[target] not in shown
 
 
 def test_the_public_folder_is_a_hub_dataset_that_names_no_target(tmp_path: Path) -> None:
