@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -80,8 +80,16 @@ def corpus_build(
             records = world_corpus.from_world(world.load(world_dir).records)
             origin = "sandbox-world"
         elif snapshot_file is not None:
-            records = [corpus.from_paper(p) for p in corpus.read_snapshot(snapshot_file)]
+            repaired: list[tuple[int, Sequence[str]]] = []
+            works = corpus.read_snapshot(snapshot_file, lambda *noted: repaired.append(noted))
+            records = [corpus.from_paper(p) for p in works]
             origin = "snapshot"
+            if repaired:
+                line, problems = repaired[0]
+                err.print(
+                    f"warning: {len(repaired):,} snapshot record(s) kept without fields that "
+                    f"could not be read, the first at {snapshot_file}:{line}: {'; '.join(problems)}"
+                )
         else:
             from inspire_build.sources import openalex
 

@@ -101,11 +101,15 @@ def snapshot_work(line: str) -> Paper:
     return paper
 
 
-def read_snapshot(path: Path) -> Iterator[Paper]:
+def read_snapshot(
+    path: Path, repaired: Callable[[int, Sequence[str]], None] = lambda _, __: None
+) -> Iterator[Paper]:
     """OpenAlex works, one JSON object per line (``.gz`` is decompressed).
 
     A line that is not a work, or a file that cannot be read or decompressed, raises
-    ``InputError`` naming the file and line.
+    ``InputError`` naming the file and line. A work with fields that cannot be read as OpenAlex
+    gives them (a title that is no text, a date that is no date) is kept without them, and
+    ``repaired`` is told its line and problems, so that the caller can say so.
     """
     raw = user_files.open_regular(path)  # a device or a FIFO is refused, not read for ever
     number = 0
@@ -118,6 +122,8 @@ def read_snapshot(path: Path) -> Iterator[Paper]:
                     paper = snapshot_work(line)
                 except (ValueError, TypeError, AttributeError) as error:
                     raise InputError(f"{path}:{number}: not an OpenAlex work ({error})") from error
+                if paper.problems:
+                    repaired(number, paper.problems)
                 yield paper
     except (OSError, EOFError, UnicodeDecodeError) as error:  # bad gzip, truncated, not UTF-8
         raise InputError(f"{path}:{number + 1}: cannot read the file ({error})") from error

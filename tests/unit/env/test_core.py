@@ -260,6 +260,12 @@ def test_read_snapshot_names_the_file_and_line(tmp_path: Path) -> None:
     whole = tmp_path / "whole.jsonl.gz"
     whole.write_bytes(packed)
     assert [p.ids.openalex for p in corpus.read_snapshot(whole)] == ["W1", "W1"]
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(f'{good}\n{{"id": "W2", "title": 5, "publication_date": "soon"}}\n')
+    noted: list[tuple[int, object]] = []
+    kept = list(corpus.read_snapshot(odd, lambda *seen: noted.append(seen)))
+    assert [p.title for p in kept] == ["One", None]  # kept, and said: not repaired unnoticed
+    assert noted == [(2, ("publication_date: 'soon' is not a date", "title: int, not str"))]
     fifo = tmp_path / "works.fifo"
     os.mkfifo(fifo)  # read, it would wait for a writer for ever
     with pytest.raises(InputError, match=r"works.fifo: a named pipe \(FIFO\), not a regular"):
