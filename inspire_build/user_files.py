@@ -47,10 +47,13 @@ def read_bytes(path: Path, max_bytes: int, cap_setting: str = "INSPIRE_EVAL_MAX_
     return b"".join(chunks)
 
 
-def read_text(path: Path, max_bytes: int, cap_setting: str) -> str:
-    """A UTF-8 text file (:func:`read_bytes`); bytes that are not UTF-8, or a NUL byte (binary
-    data), are an error naming the path."""
-    data = read_bytes(path, max_bytes, cap_setting)
+def read_text(
+    path: Path, max_bytes: int | None = None, cap_setting: str = "INSPIRE_EVAL_MAX_INPUT_MB"
+) -> str:
+    """A UTF-8 text file (:func:`read_bytes`, under the configured cap unless ``max_bytes``);
+    bytes that are not UTF-8, or a NUL byte (binary data), are an error naming the path."""
+    cap = max_input_bytes() if max_bytes is None else max_bytes
+    data = read_bytes(path, cap, cap_setting)
     if b"\0" in data:
         raise InputError(f"{path}: holds a NUL byte: binary data, not text")
     try:

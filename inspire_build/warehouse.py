@@ -254,8 +254,8 @@ def holder(locked: str) -> str:
         argv = Path(f"/proc/{found[1]}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return f"process {found[1]}"
-    shown = " ".join(Path(a.decode(errors="replace")).name if i == 0 else a.decode(errors="replace")
-                     for i, a in enumerate(argv) if a)  # fmt: skip
+    words = [a.decode(errors="replace") for a in argv if a]
+    shown = " ".join([Path(words[0]).name, *words[1:]]) if words else "?"
     return f"process {found[1]} ({shown[:120]})"
 
 

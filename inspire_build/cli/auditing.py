@@ -72,7 +72,7 @@ def _text_of(path: Path) -> str:
     """The text to audit: a regular UTF-8 file with no NUL byte (a device or a FIFO is refused
     before it is read), under the cap on an input file."""
     try:
-        return user_files.read_text(path, user_files.max_input_bytes(), "INSPIRE_EVAL_MAX_INPUT_MB")
+        return user_files.read_text(path)
     except InputError as error:
         raise InputError(f"--text {error}") from None
 

@@ -4,10 +4,10 @@ where there is one, the line: nothing is scored from a file that is not exactly 
 Reading is two steps. :func:`inspire_build.user_files.read_bytes` is the only I/O: it reads
 regular files only (a FIFO or a device such as ``/dev/zero`` is refused before it is opened, so
 it neither hangs nor fills the memory), in chunks, and stops at the size cap
-(``INSPIRE_EVAL_MAX_INPUT_MB``). ``decode`` and
-the ``parse_*`` functions are pure: UTF-8 only (a BOM is dropped), one record per line, a
-duplicate instance line is an error naming both lines, a JSON object that names one key twice
-an error naming its line (``json`` would keep the last value silently).
+(``INSPIRE_EVAL_MAX_INPUT_MB``). ``decode`` and the ``parse_*`` functions are pure: UTF-8 only
+(a BOM is dropped), one record per line, a duplicate instance line is an error naming both
+lines, a JSON object that names one key twice an error naming its line (``json`` would keep the
+last value silently).
 
 IDs are normalised on the way in: a known ID in any scheme becomes the warehouse's paper ID
 through the crosswalk (so an agent may answer with a DOI, an arXiv ID, an OpenAlex or S2 ID);
@@ -110,14 +110,12 @@ def parse_qrels(lines: Lines, normalise: Normaliser, source: str) -> dict[str, d
     divide by nothing, and a mean that counted it as 0 would be silently wrong."""
     qrels: dict[str, dict[str, int]] = {}
     seen: dict[tuple[str, str], int] = {}
-    firsts: dict[str, int] = {}
     for number, line in lines:
         where = f"{source}:{number}"
         parts = line.split()
         if len(parts) != 4 or parts[3] not in ("0", "1", "2", "3"):
             raise InputError(f"{where}: {_QRELS}: {_excerpt(line)}")
         query, doc, grade = parts[0], normalise(parts[2]), int(parts[3])
-        firsts.setdefault(query, number)
         first = seen.setdefault((query, doc), number)
         if qrels.setdefault(query, {}).setdefault(doc, grade) != grade:
             raise InputError(
@@ -126,8 +124,9 @@ def parse_qrels(lines: Lines, normalise: Normaliser, source: str) -> dict[str, d
             )
     for query, grades in qrels.items():
         if not any(grades.values()):
+            first = min(n for (q, _), n in seen.items() if q == query)
             raise InputError(
-                f"{source}:{firsts[query]}: query {query!r} grades no document above 0, so no "
+                f"{source}:{first}: query {query!r} grades no document above 0, so no "
                 "metric is defined for it; drop its lines or grade its antecedents 1 to 3"
             )
     return qrels

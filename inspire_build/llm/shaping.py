@@ -79,8 +79,8 @@ def completion_of(parse: Callable[[], Any], redactor: Redactor) -> tuple[Any, bo
     echoed = False
     for choice in choices:
         said = choice.message.content
-        if said and redactor.text(said) != said:
-            choice.message.content, echoed = redactor.text(said), True
+        if said and (clean := redactor.text(said)) != said:
+            choice.message.content, echoed = clean, True
     return completion, echoed
 
 
