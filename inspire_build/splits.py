@@ -323,10 +323,18 @@ def latest_versions(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return versions.latest(con)
 
 
-def check_version(con: duckdb.DuckDBPyConnection, version: str) -> None:
-    """Refuse a version ID the warehouse does not hold, naming the ones it does (newest first)."""
+def check_version(con: duckdb.DuckDBPyConnection, version: str, split: str | None = None) -> None:
+    """Refuse a version ID the warehouse does not hold, naming the ones it does (newest first),
+    and one of another split than ``split`` (given both, a command would use one and ignore
+    the other)."""
     known = versions.known(con)
     if version in known:
+        stored = versions.split_version(con, version) if split is not None else None
+        if stored is not None and stored.split != split:
+            raise InputError(
+                f"version {version!r} is of split {stored.split!r}, not {split!r}; "
+                "give its split, or leave --split out"
+            )
         return
     shown = ", ".join(known[:KNOWN_SHOWN]) + (", ..." if len(known) > KNOWN_SHOWN else "")
     raise InputError(

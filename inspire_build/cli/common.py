@@ -174,8 +174,9 @@ def check_split(
     version: str | None = None,
     warehouse_path: Path | None = None,
 ) -> None:
-    """Refuse a split the settings do not name, or a version the warehouse does not hold, in
-    one line, before anything opens the warehouse for writing or starts a Prefect server.
+    """Refuse a split the settings do not name, a version the warehouse does not hold, or one
+    of another split, in one line, before anything opens the warehouse for writing or starts a
+    Prefect server.
 
     Every command that takes a split or a version calls this first.
     """
@@ -187,9 +188,16 @@ def check_split(
     if version is not None:
         con = warehouse.connect(warehouse_of(ctx, warehouse_path), read_only=True)
         try:
-            splits.check_version(con, version)
+            splits.check_version(con, version, split if _given(ctx, "split") else None)
         finally:
             con.close()
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the user gave option ``name`` (a command's default split is no claim about a
+    version they name). Click's ParameterSource, by name: click is typer's, not ours."""
+    source = ctx.get_parameter_source(name)
+    return source is None or source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def _check_output_folder(path: Path, option: str) -> None:
@@ -213,7 +221,7 @@ OfflineOption = Annotated[
         "--offline", help="Replay mode: answer only from the raw response store.", metavar=""
     ),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON lines.", metavar="")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.", metavar="")]
 BackendOption = Annotated[str, typer.Option("--backend", help="local (corpus bm25) or openalex.")]
 BudgetOption = Annotated[
     int, typer.Option("--budget", help="Tool calls (search, read) per instance.", min=0)

@@ -59,8 +59,9 @@ def eval_command(
         bool,
         typer.Option(
             "--allow-unjudged",
-            help="With --qrels and no warehouse: score a run whose IDs match no judged "
-            "document (another ID scheme) as it is, instead of refusing it.",
+            help="Score paper IDs that cannot match a judged document (no ID of any scheme; "
+            "with --qrels and no warehouse, a scheme no judged document has, or a run that "
+            "matches none) as misses, instead of refusing the run.",
             metavar="",
         ),
     ] = False,
@@ -72,7 +73,16 @@ def eval_command(
     check_split(ctx, split, version if split else None, warehouse_path)
     where = _scoring_warehouse(ctx, warehouse_path, split)
     options = _EvalOptions(
-        split, version, qrels, bootstrap_samples, where, allow_unjudged, gains, warehouse_path
+        split,
+        version,
+        qrels,
+        bootstrap_samples,
+        where,
+        allow_unjudged,
+        gains,
+        warehouse_path,
+        as_json,
+        plots,
     )
     if ctx.invoked_subcommand is not None:
         ctx.obj = options
@@ -119,11 +129,18 @@ class _EvalOptions:
     samples: int
     warehouse: Path | None  # a split's; with --qrels, only its crosswalk is read
     allow_unjudged: bool = False
-    gains: str = "linear"  # what `eval report` scores with; `eval compare` scores linear
+    gains: str = "linear"  # what `eval report` and `eval compare` score with
     given_warehouse: Path | None = None  # the group's --warehouse, as given
+    as_json: bool = False  # the group's --json and --plots, for its subcommands
+    plots: Path | None = None
 
     def evaluate(
-        self, run: Path, trajectories: Path | None, name: str | None = None, gains: str = "linear"
+        self,
+        run: Path,
+        trajectories: Path | None,
+        name: str | None = None,
+        gains: str = "linear",
+        record: bool = True,
     ) -> Scores:
         from inspire_build.evaluation.evaluate import evaluate
 
@@ -138,6 +155,7 @@ class _EvalOptions:
             samples=self.samples,
             warehouse_path=self.warehouse,
             allow_unjudged=self.allow_unjudged,
+            record=record,
         )
 
 
@@ -154,23 +172,31 @@ def eval_compare(
     ] = None,
 ) -> None:
     """Paired bootstrap differences (A - B) of every Table 2 metric, with 95% intervals; with
-    both runs' trajectories, of the funnel too (exposed and selected gain: the paper's Table 4)."""
+    both runs' trajectories, of the funnel too (exposed and selected gain: the paper's Table 4).
+    Scored with `inspire eval`'s --gains; nothing is written to the warehouse (`eval` and
+    `eval report` write runs)."""
     from inspire_build.evaluation import report
     from inspire_build.evaluation.score import FUNNEL_PAIRED, TABLE2, paired
 
     if (trajectories_a is None) != (trajectories_b is None):
         raise InputError("give both runs' trajectories (--trajectories-a and -b), or neither")
     options: _EvalOptions = ctx.obj
+    if options.plots is not None:
+        raise InputError("--plots draws a run's or a report's figures; compare draws none")
     scored = [
-        options.evaluate(path, paths)
+        options.evaluate(path, paths, gains=options.gains, record=False)
         for path, paths in ((run_a, trajectories_a), (run_b, trajectories_b))
     ]
     metrics = TABLE2 + (FUNNEL_PAIRED if trajectories_a else ())
     for line in report.notes(scored[0], run_a.name) + report.notes(scored[1], run_b.name):
         err.print(line)
-    shared, against = len(scored[0].per_instance), report.against(scored[0])
-    out.print(f"{run_a.name} - {run_b.name}, paired over {shared} instances of {against}")
     differences = paired(scored[0], scored[1], metrics, options.samples)
+    shared, against = len(scored[0].per_instance), report.against(scored[0])
+    if options.as_json:
+        names = (str(run_a), str(run_b))
+        print(json.dumps(report.compare_json(scored[0], names, options.gains, differences)))
+        return
+    out.print(f"{run_a.name} - {run_b.name}, paired over {shared} instances of {against}")
     for metric, (mean, low, high) in differences.items():
         out.print(f"{metric:<20}{mean:>+8.3f}   [{low:+.3f}, {high:+.3f}]")
 
@@ -215,6 +241,8 @@ def eval_report(
     """The Table 2 rows of several runs, and with their trajectories their Table 3 (funnel)
     rows, each with n and 95% bootstrap intervals; --plots draws them all in each figure.
     Against a split, each run is written to eval_runs as `inspire eval` writes it."""
+    group: _EvalOptions = ctx.obj
+    plots, as_json = plots or group.plots, as_json or group.as_json  # given before `report`
     if plots is not None:
         _check_output_folder(plots, "--plots")
     paired = _paired_runs(runs or [], trajectories or [], names or [])

@@ -20,7 +20,7 @@ from inspire_build import cutoff, warehouse
 from inspire_build.env import corpus
 from inspire_build.env.core import SearchEnv, Step, Task
 from inspire_build.errors import InputError
-from inspire_build.ids import PaperId, Scheme
+from inspire_build.ids import PaperId
 from inspire_build.lineage import canonical_id
 from inspire_build.models import DatePrecision, Source
 from inspire_build.tables import corpus as corpus_table
@@ -126,9 +126,7 @@ class Catalog:
 
 
 def catalog(con: duckdb.DuckDBPyConnection) -> Catalog:
-    ids = crosswalk_table.crosswalk(con)
-    for scheme, value, paper_id in env_table.corpus_ids(con):
-        ids.setdefault(PaperId(Scheme(scheme), value), paper_id)
+    ids = crosswalk_table.with_corpus(con)
     dates = known_dates(con)
     for paper_id, day, source, precision in env_table.dated_works(con):
         date = _source_date(day, source, precision)

@@ -10,11 +10,11 @@ from pathlib import Path
 import duckdb
 
 from inspire_build import user_files, warehouse
-from inspire_build.errors import InputError
+from inspire_build.errors import InputError, InvalidIdError
 from inspire_build.evaluation import inputs, report
 from inspire_build.evaluation.funnel import Trajectory
 from inspire_build.evaluation.score import GAINS, Scores, score
-from inspire_build.ids import PaperId
+from inspire_build.ids import PaperId, parse_any_id
 from inspire_build.tables import crosswalk as crosswalk_table
 from inspire_build.tables import versions
 
@@ -32,15 +32,18 @@ def evaluate(
     warehouse_path: Path | None = None,
     max_bytes: int | None = None,
     allow_unjudged: bool = False,
+    record: bool = True,
 ) -> Scores:
-    """Score ``run`` against a split version's qrels (written to the warehouse) or a qrels file.
+    """Score ``run`` against a split version's qrels (written to the warehouse unless not
+    ``record``) or a qrels file.
 
     With a qrels file, ``warehouse_path`` (optional) lends its crosswalk, so that the qrels' and
     the submission's IDs in any scheme are compared as paper IDs; without one, a run none of
     whose paper IDs is judged for its instance is refused unless ``allow_unjudged``.
 
-    A malformed or oversized file, and a run or trajectories none of whose instance IDs is
-    judged, are refused with an ``InputError``; nothing is written then.
+    A malformed or oversized file, a run or trajectories none of whose instance IDs is judged,
+    and a paper ID that could never match (:func:`entry_check`, unless ``allow_unjudged``) are
+    refused with an ``InputError``; nothing is written then.
     """
     if gains not in GAINS:
         raise InputError(f"unknown gains {gains!r}; use {' or '.join(GAINS)}")
@@ -57,13 +60,16 @@ def evaluate(
         raise InputError("scoring against a split needs the warehouse")
     with warehouse.open_warehouse(warehouse_path) as con:
         chosen = version or _latest(con, str(split))
-        normalise = inputs.normaliser(crosswalk_table.crosswalk(con))
+        normalise = inputs.normaliser(crosswalk_table.with_corpus(con))
         judged = _qrels(con, chosen)
         if not judged:
             raise InputError(f"version {chosen} has no qrels")
-        submission = _read(run, trajectories, normalise, cap)
+        check = None if allow_unjudged else entry_check(judged, mapped=True)
+        submission = _read(run, trajectories, normalise, cap, check)
         scores = _score(judged, submission, f"version {chosen}", gains, samples)
         scores = dataclasses.replace(scores, version=chosen)
+        if not record:  # a comparison's scores, not a run of the leaderboard's
+            return scores
         report.write(
             con,
             scores,
@@ -74,6 +80,41 @@ def evaluate(
             trajectories is not None,
         )
     return scores
+
+
+def entry_check(judged: Mapping[str, Mapping[str, int]], mapped: bool) -> inputs.Check | None:
+    """What refuses a submitted paper ID that could never match a judged document, when every
+    judged document is a paper ID (qrels of another collection's document names check
+    nothing): an ID of no scheme at all (a bare number, ``arXiv 1602.00002``), and, when no
+    crosswalk ``mapped`` the IDs, one of a scheme that no judged document has (a DOI against
+    arXiv IDs). Scored, each would be a miss whatever paper it names."""
+    docs = {doc for grades in judged.values() for doc in grades}
+    schemes = {_scheme(doc) for doc in docs}
+    if None in schemes:
+        return None
+    fix = "; pass --allow-unjudged to score such IDs as misses"
+
+    def check(paper: str) -> str | None:
+        if paper in docs:
+            return None
+        scheme = _scheme(paper)
+        if scheme is None:
+            return f"is no paper ID of any scheme (doi:..., arxiv:..., CorpusId:..., W...){fix}"
+        if not mapped and scheme not in schemes:
+            return (
+                f"is a {scheme} ID, a scheme no judged document has, and no warehouse's "
+                f"crosswalk maps it (give --warehouse){fix}"
+            )
+        return None
+
+    return check
+
+
+def _scheme(paper: str) -> str | None:
+    try:
+        return str(parse_any_id(paper).scheme.value)
+    except InvalidIdError:
+        return None
 
 
 def require_overlap(
@@ -135,15 +176,16 @@ def _against_file(
     judged = inputs.read_qrels(qrels, normalise, cap)
     if not judged:
         raise InputError(f"{qrels}: no judgements")
-    submission = _read(run, trajectories, normalise, cap)
-    check = crosswalk is None and not allow_unjudged
-    return _score(judged, submission, f"qrels file {qrels}", gains, samples, check_ids=check)
+    check = None if allow_unjudged else entry_check(judged, mapped=crosswalk is not None)
+    submission = _read(run, trajectories, normalise, cap, check)
+    whole = crosswalk is None and not allow_unjudged
+    return _score(judged, submission, f"qrels file {qrels}", gains, samples, check_ids=whole)
 
 
 def _crosswalk(path: Path) -> dict[PaperId, str]:
     con = warehouse.connect(path, read_only=True)
     try:
-        return crosswalk_table.crosswalk(con)
+        return crosswalk_table.with_corpus(con)
     finally:
         con.close()
 
@@ -174,11 +216,15 @@ class _Submission:
 
 
 def _read(
-    run: Path, trajectories: Path | None, normalise: inputs.Normaliser, cap: int
+    run: Path,
+    trajectories: Path | None,
+    normalise: inputs.Normaliser,
+    cap: int,
+    check: inputs.Check | None,
 ) -> _Submission:
     data = user_files.read_bytes(run, cap)
-    submitted = inputs.parse_run(inputs.decode(data, str(run)), normalise, str(run))
-    paths = inputs.read_trajectories(trajectories, normalise, cap) if trajectories else None
+    submitted = inputs.parse_run(inputs.decode(data, str(run)), normalise, str(run), check)
+    paths = inputs.read_trajectories(trajectories, normalise, cap, check) if trajectories else None
     digest = hashlib.sha256(data).hexdigest()
     return _Submission(f"run {run}", submitted, digest, paths, f"trajectories {trajectories}")
 

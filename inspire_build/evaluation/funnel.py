@@ -26,9 +26,11 @@ PROGRESS = tuple(round(p / 10, 1) for p in range(11))
 
 @dataclasses.dataclass(frozen=True)
 class Trajectory:
-    """The IDs each tool call exposed, in order."""
+    """The IDs each tool call exposed, in order; ``revealed``: its session was told its scores
+    (the environment's debugging mode), so it is no fair run."""
 
     steps: tuple[tuple[str, ...], ...]
+    revealed: bool = False
 
 
 def oracle_gain(found: set[str], gains: Mapping[str, float], k: int = K) -> float:

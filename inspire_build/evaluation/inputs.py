@@ -30,11 +30,14 @@ from inspire_build.ids import PaperId, parse_any_id
 from inspire_build.user_files import max_input_bytes, read_bytes
 
 Normaliser = Callable[[str], str]
+# Why a normalised paper ID cannot be scored as the user meant it (None: it can).
+Check = Callable[[str], "str | None"]
 Lines = Sequence[tuple[int, str]]  # (line number, text) of the non-blank lines
 
 _TREC_RUN = "expected 'query Q0 doc rank score tag'"
 _QRELS = "expected 'query 0 doc relevance' with relevance 0, 1, 2 or 3"
 _WHOLE_NUMBER = re.compile(r"-?[0-9]+")
+_HEX = re.compile(r"[0-9a-fA-F]{8,}")
 # A decimal number as C's strtod reads all of it: no underscores, no hex; inf and nan pass, to be
 # refused as not finite.
 _DECIMAL = re.compile(
@@ -53,6 +56,22 @@ def normaliser(crosswalk: Mapping[PaperId, str] | None = None) -> Normaliser:
         return str(typed)
 
     return normalise
+
+
+def instance_key(raw: str) -> str:
+    """An instance (or query) ID as written, without the spaces around it; a hexadecimal one
+    (the build's keyed IDs) in lower case, so ``0BC3...`` is the instance ``0bc3...``."""
+    text = raw.strip()
+    return text.lower() if _HEX.fullmatch(text) else text
+
+
+def _paper(raw: str, normalise: Normaliser, check: Check | None, where: str) -> str:
+    """``raw`` normalised; refused, naming ``where``, when ``check`` says it cannot be scored."""
+    paper = normalise(raw)
+    why = check(paper) if check is not None else None
+    if why is not None:
+        raise InputError(f"{where}: {_excerpt(raw)} {why}")
+    return paper
 
 
 # --- bytes and lines ---------------------------------------------------------------------------
@@ -115,7 +134,7 @@ def parse_qrels(lines: Lines, normalise: Normaliser, source: str) -> dict[str, d
         parts = line.split()
         if len(parts) != 4 or parts[3] not in ("0", "1", "2", "3"):
             raise InputError(f"{where}: {_QRELS}: {_excerpt(line)}")
-        query, doc, grade = parts[0], normalise(parts[2]), int(parts[3])
+        query, doc, grade = instance_key(parts[0]), normalise(parts[2]), int(parts[3])
         first = seen.setdefault((query, doc), number)
         if qrels.setdefault(query, {}).setdefault(doc, grade) != grade:
             raise InputError(
@@ -136,16 +155,20 @@ def parse_qrels(lines: Lines, normalise: Normaliser, source: str) -> dict[str, d
 
 
 def read_run(
-    path: Path, normalise: Normaliser, max_bytes: int | None = None
+    path: Path, normalise: Normaliser, max_bytes: int | None = None, check: Check | None = None
 ) -> dict[str, list[str]]:
-    return parse_run(_lines(path, max_bytes), normalise, str(path))
+    return parse_run(_lines(path, max_bytes), normalise, str(path), check)
 
 
-def parse_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, list[str]]:
+def parse_run(
+    lines: Lines, normalise: Normaliser, source: str, check: Check | None = None
+) -> dict[str, list[str]]:
     """JSONL ``{"instance_id", "ranking": [...]}`` or a TREC run ``q Q0 doc rank score tag``.
 
     The first line decides the format; a line of the other format is an error. JSONL keeps the
-    list order and gives each instance one line; TREC sorts by score, ties in file order.
+    list order and gives each instance one line; TREC sorts by score, and ties as trec_eval
+    does: by document ID as written, the greater first. A paper ID that ``check`` refuses is an
+    error naming its line.
     """
     if not lines:
         return {}
@@ -157,7 +180,8 @@ def parse_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, lis
                 f"{source}:{number}: {this}, but line {first} is {that}; "
                 "a run is all JSONL or all TREC"
             )
-    return _jsonl_run(lines, normalise, source) if jsonl else _trec_run(lines, normalise, source)
+    parse = _jsonl_run if jsonl else _trec_run
+    return parse(lines, normalise, source, check)
 
 
 def _is_json(line: str) -> bool:
@@ -166,32 +190,38 @@ def _is_json(line: str) -> bool:
 
 def _keyed_list(
     line: str, number: int, source: str, kind: str, key: str, first: dict[str, int]
-) -> tuple[str, list[Any], str]:
-    """A JSONL line's instance ID and its ``key`` list, the instance seen once; and where."""
+) -> tuple[str, list[Any], str, dict[str, Any]]:
+    """A JSONL line's instance ID and its ``key`` list, the instance seen once; where; and the
+    whole record."""
     where = f"{source}:{number}"
     record = _json_object(line, where, kind)
-    instance = _identifier(record.get("instance_id"), '"instance_id"', where, kind)
+    instance = instance_key(_identifier(record.get("instance_id"), '"instance_id"', where, kind))
     items = record.get(key)
     if not isinstance(items, list):
         raise InputError(f'{where}: malformed {kind} line ("{key}" is not a list)')
     _once(instance, number, first, where)
-    return instance, items, where
+    return instance, items, where, record
 
 
-def _jsonl_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, list[str]]:
+def _jsonl_run(
+    lines: Lines, normalise: Normaliser, source: str, check: Check | None
+) -> dict[str, list[str]]:
     run: dict[str, list[str]] = {}
     first: dict[str, int] = {}
     for number, line in lines:
-        instance, ranking, where = _keyed_list(line, number, source, "run", "ranking", first)
+        instance, ranking, where, _ = _keyed_list(line, number, source, "run", "ranking", first)
         run[instance] = [
-            normalise(_identifier(d, "a ranking entry", where, "run")) for d in ranking
+            _paper(_identifier(d, "a ranking entry", where, "run"), normalise, check, where)
+            for d in ranking
         ]
     return run
 
 
-def _trec_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, list[str]]:
+def _trec_run(
+    lines: Lines, normalise: Normaliser, source: str, check: Check | None
+) -> dict[str, list[str]]:
     """A run's lines, one tag: two runs pasted into one file would merge into one ranking."""
-    run: dict[str, list[tuple[float, int, str]]] = {}
+    run: dict[str, list[tuple[float, str, str]]] = {}
     first_tag = ""
     for number, line in lines:
         query, doc, score, tag = _trec_line(line, f"{source}:{number}")
@@ -201,9 +231,12 @@ def _trec_run(lines: Lines, normalise: Normaliser, source: str) -> dict[str, lis
                 f"{source}:{number}: run tag {tag!r}, but line {lines[0][0]} is {first_tag!r}: "
                 "one run a file (two would be merged into one ranking)"
             )
-        entries = run.setdefault(query, [])
-        entries.append((score, len(entries), normalise(doc)))
-    return {q: [d for _, _, d in sorted(e, key=lambda x: (-x[0], x[1]))] for q, e in run.items()}
+        where = f"{source}:{number}"
+        run.setdefault(instance_key(query), []).append(
+            (score, doc, _paper(doc, normalise, check, where))
+        )
+    # trec_eval's order: score, then the document ID as written, both descending
+    return {q: [d for _, _, d in sorted(e, reverse=True)] for q, e in run.items()}
 
 
 def _trec_line(line: str, where: str) -> tuple[str, str, float, str]:
@@ -229,24 +262,40 @@ def _trec_line(line: str, where: str) -> tuple[str, str, float, str]:
 
 
 def read_trajectories(
-    path: Path, normalise: Normaliser, max_bytes: int | None = None
+    path: Path, normalise: Normaliser, max_bytes: int | None = None, check: Check | None = None
 ) -> dict[str, Trajectory]:
-    return parse_trajectories(_lines(path, max_bytes), normalise, str(path))
+    return parse_trajectories(_lines(path, max_bytes), normalise, str(path), check)
 
 
-def parse_trajectories(lines: Lines, normalise: Normaliser, source: str) -> dict[str, Trajectory]:
+def parse_trajectories(
+    lines: Lines, normalise: Normaliser, source: str, check: Check | None = None
+) -> dict[str, Trajectory]:
     """JSONL ``{"instance_id", "steps": [{"tool", "query"?, "exposed": [...]}]}``, one line per
-    instance."""
+    instance; an exposed paper ID that ``check`` refuses is an error naming its line."""
     found: dict[str, Trajectory] = {}
     first: dict[str, int] = {}
     for number, line in lines:
-        instance, steps, where = _keyed_list(line, number, source, "trajectory", "steps", first)
+        instance, steps, where, record = _keyed_list(
+            line, number, source, "trajectory", "steps", first
+        )
         found[instance] = Trajectory(
             tuple(
-                tuple(normalise(d) for d in _exposed(s, n, where)) for n, s in enumerate(steps, 1)
-            )
+                tuple(_paper(d, normalise, check, where) for d in _exposed(s, n, where))
+                for n, s in enumerate(steps, 1)
+            ),
+            _revealed(record, where),
         )
     return found
+
+
+def _revealed(record: dict[str, Any], where: str) -> bool:
+    """The line's ``scores_revealed`` (the environment writes it; absent: false)."""
+    value = record.get("scores_revealed", False)
+    if not isinstance(value, bool):
+        raise InputError(
+            f'{where}: malformed trajectory line ("scores_revealed" is not true or false)'
+        )
+    return value
 
 
 def _exposed(step: Any, n: int, where: str) -> list[str]:

@@ -157,6 +157,12 @@ def notes(scores: Scores, run: str = "the run") -> list[str]:
             + ", ".join(missing[:SHOWN_UNKNOWN])
             + more
         )
+    if revealed := scores.revealed:
+        found.append(
+            f"warning: {len(revealed)} of the {len(scores.per_instance)} instance(s) in "
+            f"{run}'s trajectories come from sessions told their scores "
+            "(--debug-reveal-scores-to-agent): the run is no fair comparison"
+        )
     for what, unknown in (
         (run, scores.unknown_instances),
         (f"{run}'s trajectories", scores.unknown_trajectories),
@@ -180,10 +186,33 @@ def as_json(scores: Scores) -> dict[str, object]:
         "unknown_instance_ids": len(scores.unknown_instances),
         "missing_instance_ids": len(scores.missing_instances),
         "unknown_trajectory_instance_ids": len(scores.unknown_trajectories),
+        "scores_revealed_instances": len(scores.revealed),
         "unknown_paper_ids": scores.unknown_ids,
         "aggregate": scores.aggregate,
         "intervals": {metric: list(bounds) for metric, bounds in scores.intervals.items()},
         "per_instance": scores.per_instance,
+    }
+
+
+def compare_json(
+    a: Scores,
+    runs: tuple[str, str],
+    gains: str,
+    differences: Mapping[str, tuple[float, float, float]],
+) -> dict[str, object]:
+    """What ``inspire eval compare --json`` prints: what was scored against, the two run files,
+    the gains, n, and each metric's paired difference A - B with its interval."""
+    return {
+        "version": a.version,
+        "qrels_file": a.qrels_file,
+        "run_a": runs[0],
+        "run_b": runs[1],
+        "gains": gains,
+        "instances": len(a.per_instance),
+        "differences": {
+            metric: {"mean": mean, "low": low, "high": high}
+            for metric, (mean, low, high) in differences.items()
+        },
     }
 
 

@@ -40,6 +40,7 @@ class Scores:
     curve: dict[float, float] | None
     unknown_instances: tuple[str, ...] = ()  # run instance IDs with no qrels
     unknown_trajectories: tuple[str, ...] = ()  # trajectory instance IDs with no qrels
+    revealed: tuple[str, ...] = ()  # scored instances whose session was told its scores
     missing_instances: tuple[str, ...] = ()  # judged instances with no line in the run: 0
     version: str | None = None
     qrels_file: str | None = None
@@ -118,6 +119,9 @@ def score(
         curve,
         unknown_instances=tuple(sorted(set(run) - set(qrels))),
         unknown_trajectories=tuple(sorted(set(trajectories or ()) - set(qrels))),
+        revealed=tuple(
+            sorted(i for i, t in (trajectories or {}).items() if t.revealed and i in qrels)
+        ),
         missing_instances=tuple(sorted(set(qrels) - set(run))),
     )
 

@@ -1,6 +1,6 @@
-"""The ID crosswalk (``paper_ids``) as the other steps read it: every ID as a typed
-:class:`~inspire_build.ids.PaperId`, and one scheme's values looked up. (The lineage step
-writes it: ``lineage``.)"""
+"""The ID crosswalk (``paper_ids``, and the corpus's ``corpus_ids``) as the other steps read
+it: every ID as a typed :class:`~inspire_build.ids.PaperId`, and one scheme's values looked
+up. (The lineage step writes it: ``lineage``.)"""
 
 from __future__ import annotations
 
@@ -19,6 +19,20 @@ def crosswalk(con: duckdb.DuckDBPyConnection) -> dict[PaperId, str]:
     ).fetchall():
         try:
             known[PaperId(Scheme(scheme), value)] = paper_id
+        except ValueError:
+            continue
+    return known
+
+
+def with_corpus(con: duckdb.DuckDBPyConnection) -> dict[PaperId, str]:
+    """The crosswalk, and the search corpus's IDs it lacks (``corpus_ids``: a published
+    version's DOI, say): every ID the environment resolves, mapped as it resolves it."""
+    known = crosswalk(con)
+    for scheme, value, paper_id in con.execute(
+        "SELECT scheme, value, paper_id FROM corpus_ids"
+    ).fetchall():
+        try:
+            known.setdefault(PaperId(Scheme(scheme), value), paper_id)
         except ValueError:
             continue
     return known

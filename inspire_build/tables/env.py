@@ -48,12 +48,6 @@ def corpus_size(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row else 0
 
 
-def corpus_ids(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
-    """Every (scheme, value, paper_id) of the corpus's records."""
-    rows = con.execute("SELECT scheme, value, paper_id FROM corpus_ids").fetchall()
-    return [(str(s), str(v), str(p)) for s, v, p in rows]
-
-
 def dated_works(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     """(paper_id, first public date, its source, its precision) of every dated corpus work."""
     return con.execute(

@@ -255,7 +255,7 @@ def test_cli_with_trec_files_and_a_malformed_line(tmp_path: Path) -> None:
                     "https://arxiv.org/abs/2301.00001",
                     "openalex:W12",
                     "W12",
-                    "unknown-thing",
+                    "arxiv:1901.00009",  # a paper, no antecedent: a miss
                 ],
             }
         )
@@ -287,6 +287,12 @@ def test_cli_with_trec_files_and_a_malformed_line(tmp_path: Path) -> None:
         [*command[:7], str(tmp_path / "bad.jsonl")], capture_output=True, text=True, timeout=120
     )
     assert bad.returncode == 2 and "bad.jsonl:2: malformed run line" in bad.stderr
+    (tmp_path / "odd.jsonl").write_text('{"instance_id": "i1", "ranking": ["unknown-thing"]}\n')
+    odd = subprocess.run(
+        [*command[:7], str(tmp_path / "odd.jsonl")], capture_output=True, text=True, timeout=120
+    )
+    assert odd.returncode == 2
+    assert "odd.jsonl:1: 'unknown-thing' is no paper ID of any scheme" in odd.stderr
 
 
 def test_cli_against_a_split_writes_eval_runs_and_scores(tmp_path: Path) -> None:
@@ -400,3 +406,46 @@ def test_compare_gives_paired_differences(tmp_path: Path) -> None:
         timeout=120,
     )
     assert one_sided.returncode == 2 and "both runs' trajectories" in one_sided.stderr
+
+
+def test_compare_scores_with_the_gains_given_writes_nothing_and_prints_json(
+    tmp_path: Path, split_warehouse: Path
+) -> None:
+    """`compare` pairs the runs under `inspire eval --gains` (not always linear), writes no
+    eval_runs row (it would replace a run's stored scores with fewer metrics), and --json
+    prints its differences; --plots, which it cannot draw, is refused."""
+    a = write(tmp_path / "a.jsonl", '{"instance_id":"i1","ranking":["x","a"]}\n')
+    b = write(tmp_path / "b.jsonl", '{"instance_id":"i1","ranking":["a"]}\n')
+    group = ("eval", "--split", "eval", "--warehouse", split_warehouse, "--bootstrap", "20")
+    means = {}
+    for gains in ("linear", "exp"):
+        for run in (a, b):
+            scored = inspire(*group, "--gains", gains, "--json", "--run", run)
+            assert scored.returncode == 0, scored.stderr
+            means[gains, run.stem] = json.loads(scored.stdout)["aggregate"]["ndcg@10"]
+    linear = means["linear", "a"] - means["linear", "b"]
+    exp = means["exp", "a"] - means["exp", "b"]
+    assert round(linear, 3) != round(exp, 3)  # else this test could not tell them apart
+    con = warehouse.connect(split_warehouse, read_only=True)
+    before = con.execute("SELECT * FROM eval_scores ORDER BY ALL").fetchall()
+    con.close()
+    compared = inspire(*group, "--gains", "exp", "--json", "compare", a, b)
+    assert compared.returncode == 0, compared.stderr
+    shown = json.loads(compared.stdout)
+    assert shown["gains"] == "exp" and shown["version"] == "eval-x" and shown["instances"] == 2
+    assert shown["differences"]["ndcg@10"]["mean"] == pytest.approx(exp)
+    con = warehouse.connect(split_warehouse, read_only=True)
+    assert con.execute("SELECT * FROM eval_scores ORDER BY ALL").fetchall() == before
+    con.close()
+    drawn = inspire(*group, "--plots", tmp_path / "figures", "compare", a, b)
+    one_error(drawn, "--plots draws a run's or a report's figures; compare draws none")
+    reported = inspire(*group, "--json", "report", "--run", a)  # --json given before `report`
+    assert reported.returncode == 0, reported.stderr
+    assert [run["name"] for run in json.loads(reported.stdout)["runs"]] == ["a"]
+
+
+def test_a_version_of_another_split_is_refused(split_warehouse: Path, tmp_path: Path) -> None:
+    run = write(tmp_path / "r.jsonl", '{"instance_id":"i1","ranking":["a"]}\n')
+    refused = inspire("eval", "--split", "train", "--version", "eval-x", "--warehouse",
+                      split_warehouse, "--run", run)  # fmt: skip
+    one_error(refused, "version 'eval-x' is of split 'eval', not 'train'")

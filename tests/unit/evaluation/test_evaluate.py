@@ -18,7 +18,12 @@ import pytest
 
 from inspire_build import warehouse
 from inspire_build.errors import InputError
-from inspire_build.evaluation.evaluate import evaluate, require_judged_ids, unjudged_instances
+from inspire_build.evaluation.evaluate import (
+    entry_check,
+    evaluate,
+    require_judged_ids,
+    unjudged_instances,
+)
 from tests.conftest import run_inspire
 from tests.unit.test_exports import Built, build
 
@@ -106,7 +111,9 @@ def test_without_a_warehouse_it_is_refused_or_scored_as_it_is(
     run = perfect_run(tmp_path, built, scheme)
     with pytest.raises(InputError) as refused:
         evaluate(run, qrels=qrels, samples=10)
-    assert "(2 instance(s) with IDs, none matching)" in str(refused.value)
+    # the first line's first ID: a scheme the qrels (arXiv IDs) never use, and nothing maps it
+    assert str(refused.value).startswith(f"{run}:1: ")
+    assert f"is a {scheme} ID, a scheme no judged document has" in str(refused.value)
     assert "--allow-unjudged" in str(refused.value) and "\n" not in str(refused.value)
     scores = evaluate(run, qrels=qrels, samples=10, allow_unjudged=True)
     assert scores.aggregate["ndcg@10"] == 0.0
@@ -136,11 +143,66 @@ def test_trajectories_in_another_scheme_are_mapped_through_the_crosswalk(
     # ids[0] exposed both antecedents (1.0); ids[1] has no trajectory (0.0).
     assert scores.aggregate["exposed_gain"] == pytest.approx(0.5)
     # Unmapped, ids[0] exposed only what its run submitted, the T3: 3 / (3 + 1/log2 3), halved.
-    unmapped = evaluate(run, qrels=qrels, trajectories=paths, samples=10)
+    with pytest.raises(InputError, match="t.jsonl:1: 'W4300000009' is a openalex ID"):
+        evaluate(run, qrels=qrels, trajectories=paths, samples=10)
+    unmapped = evaluate(run, qrels=qrels, trajectories=paths, samples=10, allow_unjudged=True)
     assert unmapped.aggregate["exposed_gain"] == pytest.approx(3 / (3 + 1 / math.log2(3)) / 2)
 
 
+def test_an_id_only_the_search_corpus_knows_scores_as_the_environment_resolves_it(
+    tmp_path: Path, built: Built, qrels: Path
+) -> None:
+    """The environment resolves a published version's DOI through ``corpus_ids``; the scorer
+    maps it the same way, so an agent's answer in that spelling is the antecedent it names."""
+    con = warehouse.connect(built.path)
+    con.execute("INSERT INTO corpus_ids VALUES ('doi', '10.5555/published.1', 'arxiv:2301.00001')")
+    con.close()
+    run = tmp_path / "published.jsonl"
+    lines = [
+        json.dumps({"instance_id": i, "ranking": ["https://doi.org/10.5555/published.1"]})
+        for i in built.ids.values()
+    ]
+    run.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    scores = evaluate(run, qrels=qrels, warehouse_path=built.path, samples=10)
+    assert scores.aggregate["mrr"] == pytest.approx(1.0) and scores.unknown_ids == 0
+
+
+@pytest.mark.parametrize("entry", [250000278, "arXiv 1602.00002", "CorpusID 49313245"])
+def test_an_entry_of_no_id_scheme_is_refused_with_its_line_even_with_a_warehouse(
+    tmp_path: Path, built: Built, qrels: Path, entry: object
+) -> None:
+    first, second = built.ids.values()
+    run = tmp_path / "bare.jsonl"
+    run.write_text(
+        json.dumps({"instance_id": first, "ranking": ["arxiv:2301.00001"]})
+        + "\n"
+        + json.dumps({"instance_id": second, "ranking": ["arxiv:2302.00002", entry]})
+        + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as refused:
+        evaluate(run, qrels=qrels, warehouse_path=built.path, samples=10)
+    assert str(refused.value).startswith(f"{run}:2: {str(entry)!r} is no paper ID of any scheme")
+    allowed = evaluate(run, qrels=qrels, warehouse_path=built.path, samples=10, allow_unjudged=True)
+    assert allowed.unknown_ids == 1
+
+
 # --- the pure check ----------------------------------------------------------------------------
+
+
+def test_entry_check_refuses_what_could_never_match() -> None:
+    judged = {"i1": {"arxiv:2301.00001": 3, "doi:10.1145/3000009": 0}}
+    mapped, unmapped = entry_check(judged, mapped=True), entry_check(judged, mapped=False)
+    assert mapped is not None and unmapped is not None
+    for check in (mapped, unmapped):
+        assert check("arxiv:2301.00001") is None and check("doi:10.1145/3000009") is None
+        assert check("arxiv:1901.00009") is None  # a paper, just not an antecedent
+        assert "no paper ID of any scheme" in (check("250000278") or "")
+    assert mapped("openalex:W123") is None  # the crosswalk had its chance to map it
+    assert "is a openalex ID" in (unmapped("openalex:W123") or "")
+    # qrels that name documents of another collection: nothing is checked
+    assert entry_check({"q1": {"doc12": 1}}, mapped=False) is None
+
 
 JUDGED = {"i1": {"a": 3, "b": 0}, "i2": {"c": 1}, "i3": {"d": 2}}
 
@@ -198,10 +260,24 @@ def test_the_command_refuses_without_a_warehouse_unless_allowed(
     refused = inspire("--qrels", qrels, "--run", run, cwd=tmp_path)
     assert refused.returncode == 2 and refused.stdout == ""
     [line] = refused.stderr.strip().splitlines()
-    assert line.startswith(f"error: no paper ID in run {run} is a judged document")
+    assert line.startswith(f"error: {run}:1: 'https://doi.org/10.1145/3000009' is a doi ID")
     allowed = inspire("--json", "--qrels", qrels, "--run", run, "--allow-unjudged", cwd=tmp_path)
     assert allowed.returncode == 0, allowed.stderr
     shown = json.loads(allowed.stdout)
     assert shown["aggregate"]["ndcg@10"] == 0.0 and shown["unknown_paper_ids"] == 4
     compared = inspire("--qrels", qrels, "compare", run, run, cwd=tmp_path)
-    assert compared.returncode == 2 and "no paper ID in run" in compared.stderr
+    assert compared.returncode == 2 and "crosswalk maps it" in compared.stderr
+
+
+def test_ids_of_the_qrels_scheme_matching_nothing_are_refused_as_a_whole(
+    tmp_path: Path, built: Built, qrels: Path
+) -> None:
+    """IDs of the qrels' own scheme that match no judged document anywhere: a run for another
+    benchmark, or made up; scored, every metric would be 0."""
+    run = tmp_path / "other.jsonl"
+    lines = [
+        json.dumps({"instance_id": i, "ranking": ["arxiv:1901.00001"]}) for i in built.ids.values()
+    ]
+    run.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"\(2 instance\(s\) with IDs, none matching\)"):
+        evaluate(run, qrels=qrels, samples=10)

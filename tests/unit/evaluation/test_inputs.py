@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,9 +96,33 @@ def test_a_jsonl_run_keeps_list_order_and_refuses_a_second_line_per_instance() -
     )
 
 
-def test_a_trec_run_sorts_by_score_with_ties_in_file_order() -> None:
-    text = "q Q0 a 1 0.5 t\nq Q0 b 2 0.9 t\nq Q0 c 3 0.5 t\nr Q0 d 1 -2e3 t\n"
-    assert inputs.parse_run(lines(text), SAME, "f") == {"q": ["b", "a", "c"], "r": ["d"]}
+def test_a_trec_run_sorts_by_score_with_ties_as_trec_eval_breaks_them() -> None:
+    """Ties go by document ID as written, the greater first (trec_eval's rule: pytrec_eval
+    ranks 'c' above 'a' and 'a' above 'B' at one score), whatever the file's order."""
+    text = "q Q0 a 1 0.5 t\nq Q0 b 2 0.9 t\nq Q0 c 3 0.5 t\nq Q0 B 4 0.5 t\nr Q0 d 1 -2e3 t\n"
+    assert inputs.parse_run(lines(text), SAME, "f") == {"q": ["b", "c", "a", "B"], "r": ["d"]}
+    judged = {"q": {"a": 1}}
+    for first in ("a", "c"):  # either order in the file: MRR as pytrec_eval's
+        tied = f"q Q0 {first} 1 1.0 t\nq Q0 {'c' if first == 'a' else 'a'} 2 1.0 t\n"
+        ranking = inputs.parse_run(lines(tied), SAME, "f")["q"]
+        evaluator = pytrec_eval.RelevanceEvaluator(judged, {"recip_rank"})
+        expected = evaluator.evaluate({"q": {"a": 1.0, "c": 1.0}})["q"]["recip_rank"]
+        assert 1 / (ranking.index("a") + 1) == expected == 0.5
+
+
+def test_instance_ids_are_stripped_and_hexadecimal_ones_lower_cased() -> None:
+    assert inputs.instance_key(" 0BC30A92EC846C4B ") == "0bc30a92ec846c4b"
+    assert inputs.instance_key("Query-7") == "Query-7"  # another benchmark's IDs stay as written
+    run = '{"instance_id": " 0BC30A92EC846C4B ", "ranking": ["a"]}\n'
+    assert inputs.parse_run(lines(run), SAME, "f") == {"0bc30a92ec846c4b": ["a"]}
+    assert set(inputs.parse_run(lines("0BC30A92 Q0 a 1 1 t\n"), SAME, "f")) == {"0bc30a92"}
+    qrels = inputs.parse_qrels(lines("0BC30A92 0 a 1\n"), SAME, "f")
+    assert qrels == {"0bc30a92": {"a": 1}}
+    twice = (
+        '{"instance_id": "abcdef12", "ranking": []}\n{"instance_id": "ABCDEF12", "ranking": []}\n'
+    )
+    with pytest.raises(InputError, match="f:2: instance 'abcdef12' again \\(first on line 1\\)"):
+        inputs.parse_run(lines(twice), SAME, "f")
 
 
 @pytest.mark.parametrize(
@@ -175,6 +200,22 @@ def test_trajectories_parse_and_a_second_line_per_instance_is_refused() -> None:
         lambda: inputs.parse_trajectories(lines(text + _trajectory("i1", ["c"])), SAME, "f"),
         "f:3: instance 'i1' again (first on line 1)",
     )
+
+
+def test_a_session_told_its_scores_is_warned_of_and_counted() -> None:
+    """The environment's debugging mode marks its trajectory lines; scored, such a run is
+    named in a warning and counted in the JSON (it had an oracle for the gold)."""
+    told = json.loads(_trajectory("i1", ["a"])) | {"scores_revealed": True}
+    text = json.dumps(told) + "\n" + _trajectory("i2", ["c"]) + "\n"
+    found = inputs.parse_trajectories(lines(text), SAME, "f")
+    assert [found[i].revealed for i in ("i1", "i2")] == [True, False]
+    scores = score({"i1": {"a": 1}, "i2": {"c": 2}}, {"i1": ["a"]}, found, samples=10)
+    assert scores.revealed == ("i1",)
+    assert report.as_json(scores)["scores_revealed_instances"] == 1
+    [warning] = [n for n in report.notes(scores, "r.jsonl") if "told their scores" in n]
+    assert warning.startswith("warning: 1 of the 2 instance(s) in r.jsonl's trajectories")
+    not_bool = json.dumps(told | {"scores_revealed": "yes"})
+    refused(lambda: inputs.parse_trajectories(lines(not_bool), SAME, "f"), "f:1: malformed")
 
 
 @pytest.mark.parametrize(
