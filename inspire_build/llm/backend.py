@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pydantic
 
 from inspire_build.config import Settings
-from inspire_build.errors import InspireError, LLMError
+from inspire_build.errors import LLMError
 from inspire_build.llm import shaping
 from inspire_build.llm.calls import schema_text
 from inspire_build.llm.errors import (
     ChatTimeout,
     InvalidOutput,
-    LLMConfigError,
     Refusal,
     Unreadable,
+    failure,
     problem_of,
 )
 from inspire_build.llm.scheduler import RateLimited
@@ -45,24 +45,6 @@ def api_error() -> type[openai.APIError]:
     import openai
 
     return openai.APIError
-
-
-def failure(error: openai.APIError, redactor: Redactor, doing: str) -> InspireError:
-    """The error to raise for a failed call, its message redacted (a 401 body may echo the key):
-    :class:`LLMConfigError` for a refused configuration, else :class:`LLMError`."""
-    import openai
-
-    message = redactor.text(str(error))
-    # A configuration the endpoint refuses: every later call would fail the same way.
-    fatal = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
-    if isinstance(error, fatal):
-        return LLMConfigError(
-            f"the LLM endpoint refused {doing} (HTTP {error.status_code}): {message}; check "
-            "INSPIRE_LLM_API_KEY, INSPIRE_LLM_MODEL and INSPIRE_LLM_BASE_URL"
-        )
-    if isinstance(error, openai.APITimeoutError):
-        return LLMError(f"{doing} timed out after retries: {message}")
-    return LLMError(f"{doing} failed: {message}")
 
 
 class OpenAIBackend:
@@ -109,8 +91,8 @@ class OpenAIBackend:
                 raise InvalidOutput(
                     f"the model stopped early: {error}", (used[0], used[1])
                 ) from error
-            except openai.APIError as error:
-                raise failure(error, self.redactor, "the LLM call") from error
+            except openai.APIError as error:  # not chained: its request and body may hold the key
+                raise failure(error, self.redactor, "the LLM call") from None
             except Unreadable as error:
                 problem, raw = error.problem, ""
                 used = [used[0] + error.tokens[0], used[1] + error.tokens[1]]
@@ -215,9 +197,9 @@ class OpenAIBackend:
             raw = ask()
         except openai.APITimeoutError as error:
             message = self.redactor.text(str(error))
-            raise ChatTimeout(f"the agent's LLM call timed out after retries: {message}") from error
+            raise ChatTimeout(f"the agent's LLM call timed out after retries: {message}") from None
         except openai.APIError as error:
-            raise failure(error, self.redactor, "the agent's LLM call") from error
+            raise failure(error, self.redactor, "the agent's LLM call") from None
         try:
             said, finish = shaping.chat_message(raw)
         except ValueError as error:

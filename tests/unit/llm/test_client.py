@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -352,6 +353,8 @@ def test_a_refused_configuration_is_fatal_and_redacted(
     assert f"HTTP {status}" in message and "INSPIRE_LLM_API_KEY" in message
     assert KEY not in message and "REDACTED" in message
     assert not isinstance(raised.value, LLMError)  # no per-target handler can swallow it
+    # what Prefect's log keeps: the whole traceback, chained errors included
+    assert KEY not in "".join(traceback.format_exception(raised.value))
 
 
 def test_a_server_error_fails_one_call_and_its_message_is_redacted(
@@ -360,6 +363,33 @@ def test_a_server_error_fails_one_call_and_its_message_is_redacted(
     with pytest.raises(LLMError) as raised:
         llm_against(con, 500).complete("brief", CONTEXT, BriefDraft)
     assert "the LLM call failed" in str(raised.value) and KEY not in str(raised.value)
+    assert KEY not in "".join(traceback.format_exception(raised.value))
+
+
+def test_an_endpoint_not_reached_stops_the_build_rather_than_failing_each_target(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """Every call would fail the same way: marked one target at a time, a build with
+    --instances would walk every candidate (thousands of source calls) for an empty version."""
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    _target(con, "openalex:W1", SIGNALS)
+    settings = Settings(  # type: ignore[call-arg]
+        llm_backend="openai", llm_api_key=KEY, llm_model="m", llm_max_retries=0
+    )
+    client = openai.OpenAI(
+        api_key=KEY,
+        base_url="http://llm.invalid/v1",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(refuse)),
+    )
+    llm = LLM(settings, con, client=client)
+    with pytest.raises(LLMConfigError, match="reached no LLM endpoint") as raised:
+        gold.run(llm, con, settings, ["openalex:W1"])
+    assert "INSPIRE_LLM_BASE_URL" in str(raised.value)
+    assert con.execute("SELECT count(*) FROM briefs").fetchone() == (0,)
 
 
 def test_a_build_stops_at_a_refused_key_and_stores_no_key(con: duckdb.DuckDBPyConnection) -> None:
