@@ -86,7 +86,8 @@ def retrieval_verdict(
     ids = [paper_id for paper_id, _ in ranked[:k]]
     if target_id not in ids:
         return False, f"target not in the top {k}"
-    rank, score = ids.index(target_id) + 1, ranked[ids.index(target_id)][1]
+    score = ranked[ids.index(target_id)][1]
+    rank = 1 + sum(1 for _, other in ranked if other > score)  # ties: not by ID (rank_of)
     outside = ranked[k][1] if len(ranked) > k else 0.0
     above = score / outside - 1 if outside > 0 else float("inf")
     if above > margin:

@@ -294,6 +294,20 @@ def window_rank(
     return _rank_among(windows_table.pool(con, *window), brief, target_id, {})
 
 
+def window_counts(
+    con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str, words: Sequence[str]
+) -> dict[str, int] | None:
+    """Word -> how many of the candidates in the target's window hold it (None: no window yet):
+    how rare a word is among the papers the window-scoped attacker ranks. Unlike the whole
+    warehouse's counts, these do not move when another build adds papers."""
+    window = target_window(con, settings, target_id)
+    if window is None:
+        return None
+    held = [set(content_words(text)) for text, chosen in windows_table.pool(con, *window).values()
+            if chosen]  # fmt: skip
+    return {word: sum(1 for bag in held if word in bag) for word in words}
+
+
 def _rank_among(
     pool: dict[str, tuple[str, bool]], brief: str, target_id: str, tokens: dict[str, Counter[str]]
 ) -> tuple[int | None, int]:
@@ -303,8 +317,8 @@ def _rank_among(
     for paper_id in chosen:
         if paper_id not in tokens:
             tokens[paper_id] = Counter(content_words(pool[paper_id][0]))
-    ranked = boundary.bm25_rank(content_words(brief), {p: tokens[p] for p in chosen})
-    return (ranked.index(target_id) + 1 if target_id in ranked else None), len(chosen)
+    scores = boundary.bm25_scores(content_words(brief), {p: tokens[p] for p in chosen})
+    return boundary.rank_of(target_id, scores), len(chosen)
 
 
 def thin_window(con: duckdb.DuckDBPyConnection, settings: Settings, target_id: str) -> str | None:

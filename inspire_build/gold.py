@@ -213,7 +213,8 @@ def brief_and_audit(
             return Drafts(rows, findings, accepted=True)
         if attempt < settings.brief_attempts:  # the last attempt's feedback goes nowhere
             # every attempt's findings, so a redraft does not bring back what an earlier one left
-            feedback = list(dict.fromkeys([*feedback, *_feedback(con, failed, text, inputs)]))
+            found = _feedback(con, settings, failed, text, inputs)
+            feedback = list(dict.fromkeys([*feedback, *found]))
     return Drafts(rows, findings, accepted=False)
 
 
@@ -222,17 +223,27 @@ REVEALING_TERMS = 4
 
 
 def _feedback(
-    con: duckdb.DuckDBPyConnection, failed: list[str], brief: str, inputs: Inputs
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    failed: list[str],
+    brief: str,
+    inputs: Inputs,
 ) -> list[str]:
     """The failed checks, each found-by-search line naming the terms that found the target:
-    the brief's words that the target's title or abstract shares, rarest in the corpus first
-    (a redraft that leaves them out can stay at the problem's level without naming the
-    paper). The terms are counted once, however many checks found the target."""
+    the brief's words that the target's title or abstract shares, rarest first among the
+    papers the retrieval check searches (the target's window, or the warehouse) (a redraft
+    that leaves them out can stay at the problem's level without naming the paper). The terms
+    are counted once, however many checks found the target."""
     if not any(line.startswith(FOUND_BY) for line in failed):
         return failed
     shared = set(content_words(f"{inputs.title} {inputs.abstract}"))
     words = [w for w in dict.fromkeys(content_words(brief)) if w in shared]
-    counts = search_table.document_counts(con, words)
+    counts = (
+        boundary_store.window_counts(con, settings, inputs.target_id, words)
+        if settings.audit_retrieval_scope == "window"
+        else None
+    )
+    counts = search_table.document_counts(con, words) if counts is None else counts
     rarest = sorted(words, key=lambda w: (counts.get(w, 0), w))[:REVEALING_TERMS]
     named = f" (terms that found it: {', '.join(repr(w) for w in rarest)})" if rarest else ""
     return [f"{line}{named}" if line.startswith(FOUND_BY) else line for line in failed]

@@ -6,6 +6,7 @@ audit's (``boundary_store._windows``)."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -38,7 +39,9 @@ def replay(
         chosen = [p for p, (_, selectable) in pool.items() if selectable]  # the card's criteria
         for paper_id in chosen:
             tokens.setdefault(paper_id, Counter(content_words(pool[paper_id][0])))
-        ranked = boundary.bm25_rank(content_words(row["brief"]), {p: tokens[p] for p in chosen})
+        scores = boundary.bm25_scores(content_words(row["brief"]), {p: tokens[p] for p in chosen})
         sizes.append(len(pool))
-        ranks.append(ranked.index(target) + 1 if target in ranked else None)
+        # the attacker's best case: a paper tied with the target is no paper above it
+        above = sum(1 for score in scores.values() if score > scores.get(target, math.inf))
+        ranks.append(1 + above if target in scores else None)
     return sizes, ranks

@@ -149,6 +149,13 @@ def test_a_version_too_small_to_show_the_limit_is_too_sparse_to_judge() -> None:
     assert boundary.judge([_attacker(0.0)], [30] * 20, 0, 0.05, 20).verdict.value == "passed"
 
 
+def test_a_rank_counts_the_papers_scoring_above_alone() -> None:
+    scores = {"b": 2.0, "a": 1.0, "z": 2.0, "c": 0.5}
+    assert boundary.rank_of("z", scores) == 1 == boundary.rank_of("b", scores)  # a tie: both 1
+    assert boundary.rank_of("a", scores) == 3 and boundary.rank_of("c", scores) == 4
+    assert boundary.rank_of("q", scores) is None
+
+
 def test_bm25_ranks_by_the_window_statistics_alone() -> None:
     docs = {"x": Counter(["a", "c", "c"]), "y": Counter(["a", "b"]), "z": Counter(["d"])}
     # n 3, avg length 2; idf(a) = ln(1 + 1.5/2.5), idf(b) = ln(1 + 2.5/1.5). y holds both.

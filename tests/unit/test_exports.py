@@ -18,6 +18,7 @@ from inspire_build import audit_checks, boundary, boundary_store, exports, wareh
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
 from inspire_build.tables import versions, windows
+from inspire_build.text import content_words
 from tests.conftest import new_warehouse, run_inspire
 
 VERSION = "eval-0123456789ab"
@@ -393,3 +394,38 @@ def test_the_retrieval_check_scoped_to_the_window_plays_the_bm25_attacker(tmp_pa
     found = audit_checks.retrieval_in_window(con, settings, "b2", BRIEF, first)
     assert found.passed and found.detail.startswith("target not ranked among the 32 candidates")
     con.close()
+
+
+def test_the_window_check_and_its_feedback_depend_on_the_window_not_the_warehouse(
+    tmp_path: Path,
+) -> None:
+    """A later build renames candidates (openalex: to arxiv:) and adds papers elsewhere: the
+    target's rank (a tie goes to the attacker, whatever the IDs) and the rarity of the terms a
+    redraft is told of stay as they were, so a rebuild gives the same version."""
+    built = build(tmp_path)
+    first, _ = TARGETS
+    title = TARGETS[first][0]
+    twins = [(f"openalex:W{n}", dt.date(2025, 6, 3)) for n in range(3)]  # same text: ties
+    candidates(built.path, [(first, dt.date(2025, 6, 1)), *twins])
+    plant(built.path, "UPDATE targets SET title = ?, cutoff_date = DATE '2025-02-20' "
+          "WHERE paper_id LIKE 'openalex:W%' OR paper_id = ?", [title, first])  # fmt: skip
+    settings = Settings(warehouse=built.path, audit_retrieval_scope="window")
+    words = content_words(title)[:2]
+
+    def seen() -> tuple[object, ...]:
+        con = warehouse.connect(built.path)
+        try:
+            rank, held = boundary_store.window_rank(con, settings, first, title)
+            return rank, held, boundary_store.window_counts(con, settings, first, words)
+        finally:
+            con.close()
+
+    before = seen()
+    assert before[:2] == (1, 4)  # tied with three: none scores above it
+    assert before[2] == dict.fromkeys(words, 4)
+    plant(built.path, "UPDATE targets SET paper_id = 'arxiv:0001.0000' || right(paper_id, 1) "
+          "WHERE paper_id LIKE 'openalex:W%'", [])  # fmt: skip
+    plant(built.path, "INSERT INTO papers (paper_id, title, first_public_date, sources, "
+          "updated_at) VALUES ('arxiv:0002.00001', ?, DATE '2020-01-01', ['arxiv'], now())",
+          [title])  # fmt: skip
+    assert seen() == before
