@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
@@ -27,6 +27,8 @@ DEFAULT_WAREHOUSE = Path("warehouse") / "inspire.duckdb"  # relative to where a 
 
 LlmBackend = Literal["openai", "rules"]
 SourceMode = Literal["live", "replay", "auto"]
+# USD per million tokens: a negative or infinite price would make every cost and budget wrong.
+Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 class SplitConfig(BaseModel):
@@ -110,7 +112,7 @@ class Settings(BaseSettings):
     llm_tpm: int | None = Field(default=None, ge=1)
     llm_rate_wait_max_s: float = Field(default=600.0, ge=0)
     # USD per million tokens (input, output), for the cost estimate in llm_calls.
-    llm_prices: dict[str, tuple[float, float]] = Field(
+    llm_prices: dict[str, tuple[Price, Price]] = Field(
         default_factory=lambda: {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00)}
     )
     # A Batch API answer costs this share of llm_prices (OpenAI's batch discount is 50%).

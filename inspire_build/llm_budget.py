@@ -64,8 +64,11 @@ def check(settings: Settings) -> None:
         )
 
 
-def usd(amount: float) -> str:
-    """An amount as a message shows it: cents from a dollar up, else four significant digits."""
+def usd(amount: float | None) -> str:
+    """An amount as a message shows it: cents from a dollar up, else four significant digits;
+    None (calls of a model with no price) is "unknown", never $0."""
+    if amount is None:
+        return "unknown"
     return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4g}"
 
 

@@ -293,5 +293,7 @@ def actual_lines(
         f"HTTP calls: {beside(sum(http.values()), sum(planned.http_calls.values()))} ({by_source})",
         f"LLM calls: {beside(llm_calls, sum(planned.llm_calls.values()))}",
         f"LLM cost: ${spent_usd:,.4f} spent"
-        + ("" if planned.llm_cost_usd is None else f", ${planned.llm_cost_usd:,.4f} planned"),
+        + ("" if planned.llm_cost_usd is None else f", ${planned.llm_cost_usd:,.4f} planned")
+        if planned.llm_cost_usd is not None or not llm_calls
+        else "LLM cost: unknown (the model has no price: INSPIRE_LLM_PRICES)",
     ]

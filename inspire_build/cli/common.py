@@ -193,6 +193,14 @@ def check_split(
             con.close()
 
 
+def _where(loc: tuple[int | str, ...], setting: bool) -> str:
+    """Where a value failed validation; a setting by its environment variable."""
+    parts = [str(part) for part in loc]
+    if setting and parts:
+        parts[0] = f"INSPIRE_{parts[0].upper()}"
+    return ".".join(parts)
+
+
 def _given(ctx: typer.Context, name: str) -> bool:
     """Whether the user gave option ``name`` (a command's default split is no claim about a
     version they name). Click's ParameterSource, by name: click is typer's, not ours."""
@@ -372,8 +380,7 @@ def main() -> None:
         err.print(f"error: {known}")
         sys.exit(known.exit_code)
     except pydantic.ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in error.errors()
-        )
+        setting = error.title == "Settings"  # named as the user set it: INSPIRE_LLM_PRICES
+        problems = "; ".join(f"{_where(e['loc'], setting)}: {e['msg']}" for e in error.errors())
         err.print(f"error: invalid configuration: {problems}")
         sys.exit(2)

@@ -247,7 +247,11 @@ def stats_llm(
     if _print_rows(rows, as_json, title, ("step", "backend", "model")):
         return
     total = sum(float(r["cost_usd"] or 0) for r in rows)
-    out.print(f"{sum(int(r['calls']) for r in rows):,} call(s), estimated ${total:.4f}")
+    line = f"{sum(int(r['calls']) for r in rows):,} call(s), estimated ${total:.4f}"
+    unpriced = sum(int(r["unpriced_calls"]) for r in rows)
+    if unpriced:  # their cost is unknown: left out of the sum, never counted as $0
+        line += f" for the priced; {unpriced:,} of a model with no price (INSPIRE_LLM_PRICES)"
+    out.print(line)
 
 
 @key_app.command("export")

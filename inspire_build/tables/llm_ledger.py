@@ -51,8 +51,9 @@ SELECT
     count(*) FILTER (WHERE NOT cached) AS asked,
     coalesce(sum(tokens_in), 0) AS tokens_in,
     coalesce(sum(tokens_out), 0) AS tokens_out,
-    round(coalesce(sum(cost_usd), 0), 6) AS cost_usd,
-    round(coalesce(sum(paid_usd), 0), 6) AS paid_usd,
+    -- a group none of whose calls has a price costs an unknown amount, not 0
+    CASE WHEN bool_or(priced) THEN round(coalesce(sum(cost_usd), 0), 6) END AS cost_usd,
+    CASE WHEN bool_or(priced) THEN round(coalesce(sum(paid_usd), 0), 6) END AS paid_usd,
     count(*) FILTER (WHERE NOT priced) AS unpriced_calls
 FROM calls
 GROUP BY grouped

@@ -277,7 +277,7 @@ def test_a_split_setting_that_is_not_json_names_the_variable(tmp_path: Path) -> 
 def test_a_short_instance_key_is_refused_before_anything_is_created(tmp_path: Path) -> None:
     env = _clean_env(INSPIRE_INSTANCE_KEY="abcd", INSPIRE_WAREHOUSE=str(tmp_path / "w.duckdb"))
     result = run_inspire("build", "--split", "eval", env=env, cwd=tmp_path, timeout=120)
-    line = _one_line(result, "invalid configuration: instance_key", "64 hex digits")
+    line = _one_line(result, "invalid configuration: INSPIRE_INSTANCE_KEY", "64 hex digits")
     assert "abcd" not in result.stdout + result.stderr, line  # a secret is never echoed
     assert list(tmp_path.iterdir()) == []  # no warehouse, no Prefect home
 

@@ -91,3 +91,9 @@ def test_an_unpriced_model_has_no_cost() -> None:
         plan.estimate(built, 2, sizes, dataclasses.replace(LIMITS, price=None)).llm_cost_usd is None
     )
     assert priced.reached == 4 and priced.candidates == 4
+    unpriced = plan.estimate(built, 2, sizes, dataclasses.replace(LIMITS, price=None))
+    # what the build's last lines say: an unknown cost, never "$0.0000 spent"
+    assert plan.actual_lines(unpriced, {}, 12, 0.0)[-1] == (
+        "LLM cost: unknown (the model has no price: INSPIRE_LLM_PRICES)"
+    )
+    assert plan.actual_lines(priced, {}, 12, 0.5)[-1].startswith("LLM cost: $0.5000 spent, $")

@@ -484,7 +484,7 @@ def test_invalid_configuration_is_a_one_line_error(tmp_path: Path) -> None:
         "warehouse", "init", "--warehouse", str(tmp_path / "w.duckdb"), env=env, timeout=120
     )
     assert result.returncode == 2
-    assert result.stderr.startswith("error: invalid configuration: llm_backend")
+    assert result.stderr.startswith("error: invalid configuration: INSPIRE_LLM_BACKEND")
     assert len(result.stderr.strip().splitlines()) == 1
 
 

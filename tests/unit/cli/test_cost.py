@@ -107,3 +107,13 @@ def test_a_narrow_terminal_cuts_no_step_name_and_no_number(
     shown = captured.get()
     assert "audit_mechanism_guess" in shown and "…" not in shown
     assert "0.014877" in shown.replace("│", "").replace("\n", "").replace(" ", "")
+
+
+def test_stats_llm_leaves_the_unpriced_calls_out_of_its_estimate_and_says_so(path: Path) -> None:
+    result = CliRunner().invoke(app, ["stats", "llm", "--warehouse", str(path)])
+    assert result.exit_code == 0, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last == (
+        "4 call(s), estimated $0.7000 for the priced; 1 of a model with no price "
+        "(INSPIRE_LLM_PRICES)"
+    )

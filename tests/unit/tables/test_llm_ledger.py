@@ -16,6 +16,7 @@ from inspire_build import build_runs, gold
 from inspire_build.config import Settings
 from inspire_build.errors import BudgetExceeded
 from inspire_build.llm import LLM, Journal, Use
+from inspire_build.llm_budget import usd
 from inspire_build.models import BriefDraft, TargetOutcome, TargetStatus
 from inspire_build.tables import llm_ledger, llm_log
 
@@ -182,3 +183,16 @@ def test_a_journal_notes_the_step_a_call_served(con: duckdb.DuckDBPyConnection) 
         llm.complete("brief", context, BriefDraft, step="redraft")
     reader.close()
     assert calls.uses == [Use(calls[0]["call_key"], "redraft", cached=False)]
+
+
+def test_a_group_of_unpriced_calls_alone_costs_an_unknown_amount_not_zero(
+    ledger: duckdb.DuckDBPyConnection,
+) -> None:
+    build_runs.begin(ledger, "r3", "eval", NOW)
+    _used(ledger, "T3", ("k3", True))  # free-x's call alone
+    build_runs.finish(ledger, "r3", version_id="V3")
+    [row] = llm_ledger.costs(ledger, "target", version="V3")
+    assert (row["target"], row["calls"], row["unpriced_calls"]) == ("T3", 1, 1)
+    assert row["cost_usd"] is None and row["paid_usd"] is None
+    assert llm_ledger.total(ledger, version="V3")["cost_usd"] is None
+    assert usd(None) == "unknown" and usd(0.0) == "$0"
