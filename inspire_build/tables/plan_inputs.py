@@ -19,12 +19,13 @@ LEFT_BY_LINEAGE = (
 
 
 def target_figures(con: duckdb.DuckDBPyConnection, split: str) -> dict[str, Any]:
-    """Of the split's targets an earlier build reached: how many, how many lineage left out,
-    how many were briefed (and their briefs), graded and accepted; their references, listed
-    and eligible."""
+    """Of the split's targets an earlier build finished (a cancelled build leaves targets
+    selected or resolved, with no outcome yet: counted, they would read as a yield of 0): how
+    many, how many lineage left out, how many were briefed (and their briefs), graded and
+    accepted; their references, listed and eligible."""
     row = con.execute(
         "WITH reached AS (SELECT paper_id, outcome FROM targets WHERE split = ? "
-        "AND outcome NOT IN ('selected', 'over_limit')) "
+        "AND outcome NOT IN ('selected', 'over_limit', 'lineage_resolved')) "
         "SELECT count(*), count(*) FILTER (WHERE outcome IN (SELECT unnest(?::VARCHAR[]))), "
         "(SELECT count(DISTINCT target_id) FROM briefs WHERE target_id IN "
         "  (SELECT paper_id FROM reached)), "
