@@ -475,6 +475,17 @@ class CallStats:
     retries: int = 0
 
 
+# The header the sandbox answers with: its responses are the emulator's, not the real API's.
+SANDBOX_HEADER = "x-inspire-sandbox"
+
+
+def origin_of(origin: str, headers: Mapping[str, str]) -> str:
+    """Where a response came from: ``sandbox`` when the local emulator answered (a query for
+    ``origin = 'live'`` must not find emulated data), else the client's ``origin``."""
+    answered = {name.lower(): value for name, value in headers.items()}
+    return "sandbox" if origin == "live" and answered.get(SANDBOX_HEADER) == "1" else origin
+
+
 class HttpClient:
     """Sends every request of the product. Safe to share across threads."""
 
@@ -702,7 +713,7 @@ class HttpClient:
                         status=raw.status_code,
                         headers=headers,
                         body=content,
-                        origin=self.origin,
+                        origin=origin_of(self.origin, headers),
                         fetched_at=dt.datetime.now(dt.UTC),
                         document=document,
                     )

@@ -205,6 +205,18 @@ def test_the_store_records_and_then_answers(con: duckdb.DuckDBPyConnection) -> N
         replay.get("openalex", "/works/W1", [("select", "id,abstract_inverted_index")])
 
 
+def test_the_sandboxs_answers_are_stored_as_the_sandboxs(con: duckdb.DuckDBPyConnection) -> None:
+    """A query for origin = 'live' (the real API's data) must not find the emulator's."""
+    emulated = Reply(200, b'{"id": "W1"}', {"X-Inspire-Sandbox": "1"})
+    for reply, path in ((emulated, "/works/W1"), (Reply(200, b'{"id": "W2"}'), "/works/W2")):
+        server = scripted(reply)
+        with server.running():
+            client_for(server, con).get("openalex", path)
+    rows = con.execute("SELECT url LIKE '%W1%', origin FROM raw_http ORDER BY 1 DESC").fetchall()
+    assert rows == [(True, "sandbox"), (False, "live")]
+    assert http.origin_of("import:a.jsonl", {"x-inspire-sandbox": "1"}) == "import:a.jsonl"
+
+
 @pytest.mark.parametrize(
     ("source", "path", "body", "complete"),
     [
