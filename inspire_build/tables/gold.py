@@ -13,8 +13,14 @@ from inspire_build.tables import model_rows
 
 
 def replace_briefs(con: duckdb.DuckDBPyConnection, target_id: str, briefs: Sequence[Brief]) -> None:
-    """A target's briefs, every attempt, in place of those an earlier run wrote."""
+    """A target's briefs, every attempt, in place of those an earlier run wrote; the findings
+    of the attempts replaced go with them (a version keeps its own in version_findings)."""
     rows = model_rows.rows(briefs)
+    con.execute(
+        "DELETE FROM audit_findings WHERE brief_id IN (SELECT brief_id FROM briefs "
+        "WHERE target_id = ? AND NOT list_contains(?, brief_id))",
+        [target_id, [b.brief_id for b in briefs]],
+    )
     warehouse.replace_where(con, "briefs", {"target_id": target_id}, rows, ["brief_id"])
 
 

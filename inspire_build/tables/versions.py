@@ -259,9 +259,9 @@ def card_figures(con: duckdb.DuckDBPyConnection, split: str, version: str) -> Ca
     briefs = con.execute(
         "SELECT brief FROM instances WHERE version_id = ? ORDER BY instance_id", [version]
     ).fetchall()
-    searched = con.execute(
-        "SELECT count(*) FROM instances i WHERE i.version_id = ? AND EXISTS (SELECT 1 FROM "
-        "audit_findings f WHERE f.brief_id = i.brief_id AND f.\"check\" = 'search')",
+    searched = con.execute(  # the version's own copy: the briefs' rows may be replaced since
+        "SELECT count(DISTINCT instance_id) FROM version_findings "
+        "WHERE version_id = ? AND \"check\" = 'search'",
         [version],
     ).fetchone()
     years = con.execute(

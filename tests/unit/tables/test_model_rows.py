@@ -163,6 +163,16 @@ def test_targets_briefs_and_grades_written_and_read_back_equal_their_models(
     gold_table.replace_briefs(con, "openalex:W1", briefs)
     assert gold_table.target_briefs(con, "openalex:W1") == briefs
     assert con.execute("SELECT word_count FROM briefs ORDER BY attempt").fetchall() == [(0,), (2,)]
+    # a rerun that rewrote attempt 2: its findings go with it, attempt 1's (kept) stay
+    for brief in briefs:
+        con.execute(
+            "INSERT INTO audit_findings VALUES (?, 'lexical', true, 'none', 'clean')",
+            [brief.brief_id],
+        )
+    redrafted = [briefs[0], briefs[1].model_copy(update={"brief_id": "b2x", "text": "Another."})]
+    gold_table.replace_briefs(con, "openalex:W1", redrafted)
+    findings = con.execute("SELECT brief_id FROM audit_findings").fetchall()
+    assert findings == [(briefs[0].brief_id,)]
     grades = [
         Grade(
             target_id="openalex:W1",
