@@ -82,7 +82,12 @@ def connect(
         file = Path(target)
         if read_only or not create:
             require(file)
-        file.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:  # a path through a file, or where nothing can be made
+            raise WarehouseError(
+                f"cannot make the warehouse's folder {file.parent}: {error.strerror}"
+            ) from None
     mark_absent_pandas()
     try:
         return duckdb.connect(target, read_only=read_only)

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Annotated
 
+import duckdb
 import typer
 from rich.table import Table
 
@@ -180,9 +181,13 @@ def snapshot_export(
     """Export the raw response store to a Parquet file (secrets are never stored)."""
     from inspire_build import snapshot
 
+    if out_path.is_dir():
+        raise InputError(f"--out {out_path} is a folder; give a file")
     con = warehouse.connect(warehouse_of(ctx, warehouse_path), read_only=True)
     try:
         count = snapshot.export_parquet(con, out_path)
+    except (OSError, duckdb.IOException) as error:  # a path through a file, a read-only place
+        raise InputError(f"--out {out_path} cannot be written: {error}") from None
     finally:
         con.close()
     out.print(f"wrote {count} response(s) to {out_path}")

@@ -47,3 +47,24 @@ def test_status_of_a_missing_warehouse_is_a_clear_error(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("error: no warehouse at ")
     assert "Traceback" not in result.stderr
+
+
+def test_paths_that_cannot_be_made_are_one_error_line(tmp_path: Path) -> None:
+    """A warehouse or an --out through a file, or where nothing can be made: one line, no
+    traceback (each was a 145-line traceback)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    warehouse.connect(tmp_path / "w.duckdb").close()
+    cases = [
+        (["--warehouse", str(blocker / "w.duckdb"), "warehouse", "init"],
+         f"error: cannot make the warehouse's folder {blocker}: "),
+        (["--warehouse", str(blocker / "w.duckdb"), "plan", "--split", "eval"],
+         f"error: cannot make the warehouse's folder {blocker}: "),
+        (["--warehouse", str(tmp_path / "w.duckdb"), "snapshot", "export", "--out",
+          str(blocker / "x.parquet")], f"error: --out {blocker / 'x.parquet'} cannot be written"),
+    ]  # fmt: skip
+    for args, start in cases:
+        result = inspire(*args)
+        assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+        [line] = result.stderr.strip().splitlines()
+        assert line.startswith(start), line
