@@ -6,6 +6,7 @@ check (:func:`refuse_foreign_hosts`) and the request body limit (:class:`BodyLim
 from __future__ import annotations
 
 import errno
+import signal
 import socket
 import threading
 import time
@@ -164,9 +165,21 @@ def bind(port: int, host: str = "127.0.0.1") -> socket.socket:
 
 
 def serve_on(app: ASGIApp, sock: socket.socket) -> None:
-    """Serve ``app`` in the foreground on a socket from :func:`bind` until interrupted."""
+    """Serve ``app`` in the foreground on a socket from :func:`bind` until interrupted.
+
+    uvicorn shuts down on SIGTERM, then raises the signal again for its old handler: Python's
+    default one would end the process at once, with no ``finally`` run (an env server's key
+    file stayed behind). Here it exits as SIGTERM's exit status says, cleaning up on the way."""
     host, port = sock.getsockname()[:2]
-    uvicorn.Server(_config(app, host, port)).run(sockets=[sock])
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        uvicorn.Server(_config(app, host, port)).run(sockets=[sock])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, _: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _config(app: ASGIApp, host: str, port: int, **more: Any) -> uvicorn.Config:

@@ -513,3 +513,13 @@ def test_the_debugging_mode_warns_and_marks_what_it_touched(tmp_path: Path) -> N
         assert con.execute("SELECT scores_revealed FROM env_sessions").fetchall() == [(True,)]
     finally:
         con.close()
+
+
+def test_a_server_stopped_with_sigterm_removes_its_key_file_too(tmp_path: Path) -> None:
+    """uvicorn raises SIGTERM again once it has shut down: under Python's default handler
+    the process ended there, and the key file (an operator's credential) stayed behind."""
+    path = _warehouse(tmp_path / "w.duckdb")
+    process, _ = _serve(path, free_port(), tmp_path / "serve.log")
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 128 + signal.SIGTERM
+    assert not path.with_name(path.name + ".operator-key").exists()
