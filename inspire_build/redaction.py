@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from inspire_build.config import Settings
 
@@ -15,7 +16,10 @@ class Redactor:
     """Replaces known secret values (keys, the contact email) wherever text leaves the process."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        # as sent and as a URL carries it: an endpoint that echoes its query string echoes
+        # the contact email as op%40example.org
+        spelled = {form for s in secrets if s for form in (s, quote(s, safe=""), quote_plus(s))}
+        self._secrets = sorted(spelled, key=len, reverse=True)
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Redactor:
