@@ -14,6 +14,7 @@ import duckdb
 from inspire_build import driver, splits
 from inspire_build.config import Settings
 from inspire_build.driver.steps import (
+    check_openalex_key,
     check_sources,
     chunks,
     lineage,
@@ -26,6 +27,7 @@ from inspire_build.http import HttpClient
 
 __all__ = [
     "build_split",
+    "check_openalex_key",
     "check_sources",
     "chunks",
     "lineage",

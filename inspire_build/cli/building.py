@@ -119,6 +119,7 @@ def plan_command(
     check_split(ctx, split)
     root: _Context = ctx.obj
     settings = root.settings.overridden(split, limit=limit, instances=instances)
+    pipeline.check_openalex_key(settings)  # at once, as a build would: not after six retries
     with warehouse.open_warehouse(warehouse_of(ctx, warehouse_path, create=True)) as con:
         works, _ = selection.listing(make_client(settings, con), con, settings, split)
         planned = pipeline.plan_of(

@@ -244,20 +244,28 @@ def plan_of(
     return plan.estimate(candidates, config.instances, sizes, limits, profile or plan.Profile())
 
 
-def check_sources(settings: Settings, split: str | None = None) -> None:
-    """Refuse, before any request, a build that cannot reach its sources (the real OpenAlex
-    without a key) or would build a whole window from them (``split`` with neither a limit nor
-    a count of instances). A configuration error is said once, never retried."""
-    llm_budget.check(settings)  # a budget for a model with no price
+def check_openalex_key(settings: Settings) -> bool:
+    """Refuse the real OpenAlex without a key (each request would be retried, then fail);
+    whether the real OpenAlex is the source (not a replay, nor another URL)."""
     real_openalex = settings.openalex_url == Settings.model_fields["openalex_url"].default
     if settings.source_mode == "replay" or not real_openalex:
-        return
+        return False
     if settings.openalex_api_key is None:
         raise InputError(
             "building from the real OpenAlex needs INSPIRE_OPENALEX_API_KEY (required since "
             "2026-02), and network access; to build offline, point INSPIRE_*_URL at a "
             "sandbox (`inspire sandbox env`) or run `make demo`"
         )
+    return True
+
+
+def check_sources(settings: Settings, split: str | None = None) -> None:
+    """Refuse, before any request, a build that cannot reach its sources (the real OpenAlex
+    without a key) or would build a whole window from them (``split`` with neither a limit nor
+    a count of instances). A configuration error is said once, never retried."""
+    llm_budget.check(settings)  # a budget for a model with no price
+    if not check_openalex_key(settings):
+        return
     config = settings.split(split) if split else None
     if config is not None and config.limit is None and config.instances is None:
         raise InputError(

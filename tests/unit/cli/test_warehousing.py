@@ -3,6 +3,7 @@ applied once, the path from the environment, and a missing warehouse as a clear 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -68,3 +69,16 @@ def test_paths_that_cannot_be_made_are_one_error_line(tmp_path: Path) -> None:
         assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
         [line] = result.stderr.strip().splitlines()
         assert line.startswith(start), line
+
+
+def test_a_plan_against_the_real_openalex_without_a_key_is_refused_at_once(
+    tmp_path: Path,
+) -> None:
+    """As a build is: before six retries of a request the API would refuse, and before a
+    warehouse is made."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INSPIRE_")}
+    path = tmp_path / "w.duckdb"
+    result = inspire("--warehouse", str(path), "plan", "--instances", "2", env=env)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: building from the real OpenAlex needs INSPIRE_")
+    assert "retry" not in result.stderr and not path.exists()
