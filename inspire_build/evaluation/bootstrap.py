@@ -45,20 +45,20 @@ def ratio_interval(
     denominators: Sequence[float],
     samples: int = SAMPLES,
     seed: int = SEED,
-) -> tuple[float, float]:
+) -> tuple[float, float] | None:
     """Interval of sum(numerators) / sum(denominators) under resampling of instances. A
     resample whose denominators sum to 0 has no ratio and is left out, not counted as 0 (which
-    pulled the interval below its own estimate)."""
+    pulled the interval below its own estimate); None when no resample has one."""
     import numpy as np
 
     top, bottom = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
     if top.size == 0:
-        return (0.0, 0.0)
+        return None
     picks = _indices(top.size, samples, seed)
     sums = bottom[picks].sum(axis=1)
     defined = sums != 0
     if not defined.any():
-        return (0.0, 0.0)
+        return None
     ratios = top[picks].sum(axis=1)[defined] / sums[defined]
     low, high = np.percentile(ratios, [2.5, 97.5])
     return float(low), float(high)

@@ -72,8 +72,9 @@ def instance_funnel(
     )
 
 
-def aggregate(rows: Sequence[FunnelRow]) -> dict[str, float]:
-    """The funnel's aggregates over instances, with SPEC §4's JSON names."""
+def aggregate(rows: Sequence[FunnelRow]) -> dict[str, float | None]:
+    """The funnel's aggregates over instances, with SPEC §4's JSON names; a ratio of sums
+    whose denominator is 0 (nothing exposed, nothing selected) is undefined (None), not 0."""
     n = len(rows)
     if not n:
         return {}
@@ -87,8 +88,8 @@ def aggregate(rows: Sequence[FunnelRow]) -> dict[str, float]:
         "selected_gain": mean["selected_gain"],
         "ndcg@10": mean["final"],
         "no_relevant_exposed": mean["no_relevant_exposed"],
-        "gain_kept": sum(r.gain_selected_raw for r in rows) / exposed_raw if exposed_raw else 0.0,
-        "rank_quality": mean["final"] / mean["selected_gain"] if mean["selected_gain"] else 0.0,
+        "gain_kept": sum(r.gain_selected_raw for r in rows) / exposed_raw if exposed_raw else None,
+        "rank_quality": mean["final"] / mean["selected_gain"] if mean["selected_gain"] else None,
         "total_calls": mean["calls"],
         "unexposed_submissions": float(sum(r.unexposed_submissions for r in rows)),
     }

@@ -42,6 +42,7 @@ def lines(scores: Scores) -> list[str]:
     names = list(TABLE2) + ([m for m in TABLE3 if m != "ndcg@10"] if scores.curve else [])
     for metric in names:
         shown.append(f"{metric:<22}{_cell(scores, metric, '{:>8.3f}   [{:.3f}, {:.3f}]')}")
+    shown.append(_multi_hit_note(scores))
     if scores.curve:
         shown.append(
             f"{'unexposed_submissions':<22}{scores.aggregate['unexposed_submissions']:>8.0f}"
@@ -70,11 +71,12 @@ def table(runs: Mapping[str, Scores], metrics: Sequence[str]) -> list[str]:
 
 
 def _cell(scores: Scores, metric: str, shape: str = "") -> str:
-    """A metric's mean and interval in ``shape``; where no instance has a value (hits>=5 when
-    none has five antecedents), a dash: a mean of nothing is not 0."""
+    """A metric's mean and interval in ``shape``; where it is undefined (hits>=5 when no
+    instance has five antecedents, rank quality when nothing was selected), a dash: a mean of
+    nothing is not 0."""
     value = scores.aggregate.get(metric)
     if value is None:
-        return f"{'-':>8}   (no instance has a value)" if shape else "-"
+        return f"{'-':>8}   (undefined)" if shape else "-"
     low, high = scores.intervals.get(metric, (value, value))
     digits = 1 if metric == "total_calls" else 3
     shape = shape or f"{{:.{digits}f}} [{{:.{digits}f}}, {{:.{digits}f}}]"

@@ -87,7 +87,7 @@ def score(
             )
     aggregate: dict[str, float | None] = {}
     intervals: dict[str, tuple[float, float]] = {}
-    for metric in TABLE2:
+    for metric in (*TABLE2, "hits@10"):  # every per-instance metric has its mean
         values = [v for v in (p[metric] for p in per.values()) if v is not None]
         aggregate[metric] = sum(values) / len(values) if values else None  # not 0: undefined
         if values:
@@ -104,12 +104,16 @@ def score(
             intervals[name] = bootstrap.mean_interval(
                 [float(getattr(r, field)) for r in rows], samples
             )
-        intervals["gain_kept"] = bootstrap.ratio_interval(
-            [r.gain_selected_raw for r in rows], [r.gain_exposed_raw for r in rows], samples
-        )
-        intervals["rank_quality"] = bootstrap.ratio_interval(
-            [r.final for r in rows], [r.selected_gain for r in rows], samples
-        )
+        for name, ratio in (
+            (
+                "gain_kept",
+                ([r.gain_selected_raw for r in rows], [r.gain_exposed_raw for r in rows]),
+            ),
+            ("rank_quality", ([r.final for r in rows], [r.selected_gain for r in rows])),
+        ):
+            interval = bootstrap.ratio_interval(*ratio, samples)
+            if interval is not None:  # undefined: its aggregate is None too
+                intervals[name] = interval
         curve = funnel.oracle_curve(run, {i: to_gain(t) for i, t in qrels.items()}, trajectories)
     return Scores(
         per,

@@ -43,3 +43,17 @@ def test_rank_quality_reproduces_the_papers_table_3() -> None:
     # agrees with the paper's 0.735 to within that rounding.
     rows = [funnel.FunnelRow(0.5, 0.386, 0.284, 0.0, 1.0, 1.0, 3, 0)]
     assert abs(funnel.aggregate(rows)["rank_quality"] - 0.735) < 0.001
+
+
+def test_ratios_of_nothing_are_undefined_not_zero() -> None:
+    """An agent that exposed and selected nothing relevant: gain kept (0/0) and rank quality
+    (0/0) have no value; printed as 0.000 [0.000, 0.000] they read as measured failures."""
+    paths = {"i1": funnel.Trajectory((("x",),))}
+    scores = score({"i1": {"a": 3}}, {"i1": ["x"]}, paths, samples=20)
+    assert scores.aggregate["gain_kept"] is None and scores.aggregate["rank_quality"] is None
+    assert "gain_kept" not in scores.intervals and "rank_quality" not in scores.intervals
+    assert scores.aggregate["exposed_gain"] == 0.0  # a mean over instances: 0 is measured
+    from inspire_build.evaluation import report
+
+    [line] = [s for s in report.lines(scores) if s.startswith("rank_quality")]
+    assert line.split()[1:] == ["-", "(undefined)"]
