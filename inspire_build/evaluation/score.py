@@ -95,25 +95,7 @@ def score(
     curve = None
     if trajectories is not None:
         aggregate.update(funnel.aggregate(rows))
-        for name, field in (
-            ("exposed_gain", "exposed_gain"),
-            ("selected_gain", "selected_gain"),
-            ("no_relevant_exposed", "no_relevant_exposed"),
-            ("total_calls", "calls"),
-        ):
-            intervals[name] = bootstrap.mean_interval(
-                [float(getattr(r, field)) for r in rows], samples
-            )
-        for name, ratio in (
-            (
-                "gain_kept",
-                ([r.gain_selected_raw for r in rows], [r.gain_exposed_raw for r in rows]),
-            ),
-            ("rank_quality", ([r.final for r in rows], [r.selected_gain for r in rows])),
-        ):
-            interval = bootstrap.ratio_interval(*ratio, samples)
-            if interval is not None:  # undefined: its aggregate is None too
-                intervals[name] = interval
+        intervals.update(_funnel_intervals(rows, samples))
         curve = funnel.oracle_curve(run, {i: to_gain(t) for i, t in qrels.items()}, trajectories)
     return Scores(
         per,
@@ -128,6 +110,30 @@ def score(
         ),
         missing_instances=tuple(sorted(set(qrels) - set(run))),
     )
+
+
+def _funnel_intervals(
+    rows: Sequence[funnel.FunnelRow], samples: int
+) -> dict[str, tuple[float, float]]:
+    """The funnel's 95% intervals: of its means over instances, and of its ratios of sums
+    where they are defined (an undefined one has a None aggregate and no interval)."""
+    intervals = {
+        name: bootstrap.mean_interval([float(getattr(r, field)) for r in rows], samples)
+        for name, field in (
+            ("exposed_gain", "exposed_gain"),
+            ("selected_gain", "selected_gain"),
+            ("no_relevant_exposed", "no_relevant_exposed"),
+            ("total_calls", "calls"),
+        )
+    }
+    for name, (top, bottom) in (
+        ("gain_kept", ([r.gain_selected_raw for r in rows], [r.gain_exposed_raw for r in rows])),
+        ("rank_quality", ([r.final for r in rows], [r.selected_gain for r in rows])),
+    ):
+        interval = bootstrap.ratio_interval(top, bottom, samples)
+        if interval is not None:
+            intervals[name] = interval
+    return intervals
 
 
 def paired(

@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from inspire_build.errors import LLMError
-from inspire_build.llm.backend import api_error
+from inspire_build.llm.backend import api_error, failure
 from inspire_build.llm.calls import Journal, Use, call_key, schema_text, uses_of
 from inspire_build.llm.client import LLM
-from inspire_build.llm.errors import Deferred, InvalidOutput, LLMConfigError, Refusal, failure
+from inspire_build.llm.errors import Deferred, InvalidOutput, LLMConfigError, Refusal
 from inspire_build.llm.scheduler import InFlight, Later
 from inspire_build.pacing import Pacer
 

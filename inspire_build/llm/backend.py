@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pydantic
 
 from inspire_build.config import Settings
-from inspire_build.errors import LLMError
+from inspire_build.errors import InspireError, LLMError
 from inspire_build.llm import shaping
 from inspire_build.llm.calls import schema_text
 from inspire_build.llm.errors import (
     ChatTimeout,
     InvalidOutput,
+    LLMConfigError,
     Refusal,
     Unreadable,
-    failure,
     problem_of,
 )
 from inspire_build.llm.scheduler import RateLimited
@@ -45,6 +45,30 @@ def api_error() -> type[openai.APIError]:
     import openai
 
     return openai.APIError
+
+
+def failure(error: openai.APIError, redactor: Redactor, doing: str) -> InspireError:
+    """The error to raise for a failed call, its message redacted (a 401 body may echo the key):
+    :class:`LLMConfigError` for a refused configuration or an endpoint not reached, else
+    :class:`LLMError`."""
+    import openai
+
+    message = redactor.text(str(error))
+    # A configuration the endpoint refuses: every later call would fail the same way.
+    fatal = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+    if isinstance(error, fatal):
+        return LLMConfigError(
+            f"the LLM endpoint refused {doing} (HTTP {error.status_code}): {message}; check "
+            "INSPIRE_LLM_API_KEY, INSPIRE_LLM_MODEL and INSPIRE_LLM_BASE_URL"
+        )
+    if isinstance(error, openai.APITimeoutError):
+        return LLMError(f"{doing} timed out after retries: {message}")
+    if isinstance(error, openai.APIConnectionError):  # no endpoint: every call would fail
+        return LLMConfigError(
+            f"{doing} reached no LLM endpoint after retries ({message}); check "
+            "INSPIRE_LLM_BASE_URL and the network"
+        )
+    return LLMError(f"{doing} failed: {message}")
 
 
 class OpenAIBackend:
@@ -208,19 +232,8 @@ class OpenAIBackend:
 
     def request_body(self, text: str, model: type[pydantic.BaseModel]) -> dict[str, Any]:
         """The chat completion request :meth:`answer` sends, as a Batch API line's body."""
-        return {
-            "model": self.model,
-            "messages": shaping.messages(self.settings, text),
-            **shaping.sampling(self.settings),
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": model.__name__,
-                    "schema": copy.deepcopy(strict_schema(model)),
-                    "strict": True,
-                },
-            },
-        }
+        schema = copy.deepcopy(strict_schema(model))
+        return shaping.request_body(self.settings, self.model, text, model.__name__, schema)
 
 
 @functools.cache

@@ -4,16 +4,9 @@ repair (:class:`Unreadable`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pydantic
 
 from inspire_build.errors import InspireError, LLMError
-
-if TYPE_CHECKING:  # openai is imported by the call that fails, not here
-    import openai
-
-    from inspire_build.redaction import Redactor
 
 
 class Refusal(LLMError):
@@ -62,27 +55,3 @@ def problem_of(error: ValueError) -> str:
 class ChatTimeout(LLMError):
     """A chat call timed out after the client's retries (an agent's turn: a failure it counts
     as a timeout, apart from the endpoint's other errors)."""
-
-
-def failure(error: openai.APIError, redactor: Redactor, doing: str) -> InspireError:
-    """The error to raise for a failed call, its message redacted (a 401 body may echo the key):
-    :class:`LLMConfigError` for a refused configuration or an endpoint not reached, else
-    :class:`LLMError`."""
-    import openai
-
-    message = redactor.text(str(error))
-    # A configuration the endpoint refuses: every later call would fail the same way.
-    fatal = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
-    if isinstance(error, fatal):
-        return LLMConfigError(
-            f"the LLM endpoint refused {doing} (HTTP {error.status_code}): {message}; check "
-            "INSPIRE_LLM_API_KEY, INSPIRE_LLM_MODEL and INSPIRE_LLM_BASE_URL"
-        )
-    if isinstance(error, openai.APITimeoutError):
-        return LLMError(f"{doing} timed out after retries: {message}")
-    if isinstance(error, openai.APIConnectionError):  # no endpoint: every call would fail
-        return LLMConfigError(
-            f"{doing} reached no LLM endpoint after retries ({message}); check "
-            "INSPIRE_LLM_BASE_URL and the network"
-        )
-    return LLMError(f"{doing} failed: {message}")

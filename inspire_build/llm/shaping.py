@@ -95,3 +95,19 @@ def chat_message(raw: Any) -> tuple[dict[str, Any], str | None]:
     if not isinstance(message, dict):
         raise ValueError("the endpoint's answer holds no message")
     return message, finish if isinstance(finish, str) else None
+
+
+def request_body(
+    settings: Settings, model: str, text: str, name: str, schema: dict[str, Any]
+) -> dict[str, Any]:
+    """A chat completion request for a strict JSON ``schema`` named ``name``: what the backend
+    sends, as a Batch API line's body."""
+    return {
+        "model": model,
+        "messages": messages(settings, text),
+        **sampling(settings),
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema, "strict": True},
+        },
+    }
