@@ -36,11 +36,11 @@ class SplitConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    start: dt.date
-    end: dt.date
-    fields: tuple[str, ...] = ("Computer Science",)
-    min_references: int = Field(default=10, ge=0)
-    limit: int | None = Field(default=None, gt=0)
+    start: dt.date  # the first day of the window on the targets' first public date
+    end: dt.date  # its last day
+    fields: tuple[str, ...] = ("Computer Science",)  # OpenAlex fields a target is in
+    min_references: int = Field(default=10, ge=0)  # a candidate lists at least this many
+    limit: int | None = Field(default=None, gt=0)  # the most candidates selected (None: all)
     # Build until this many instances are accepted, walking the candidates in their seeded,
     # month-stratified order (instances.Walk); None: every selected candidate.
     instances: int | None = Field(default=None, gt=0)
@@ -80,25 +80,25 @@ class Settings(BaseSettings):
     )
 
     # Storage
-    warehouse: Path = DEFAULT_WAREHOUSE
+    warehouse: Path = DEFAULT_WAREHOUSE  # the DuckDB file every command reads and writes
 
     # Credentials and politeness. Never logged, never stored (see http.py's redaction).
-    openalex_api_key: SecretStr | None = None
-    s2_api_key: SecretStr | None = None
-    llm_api_key: SecretStr | None = None
-    contact_email: SecretStr | None = None
+    openalex_api_key: SecretStr | None = None  # OpenAlex's (required since 2026-02)
+    s2_api_key: SecretStr | None = None  # Semantic Scholar's: a higher rate than anonymous
+    llm_api_key: SecretStr | None = None  # the OpenAI-compatible endpoint's
+    contact_email: SecretStr | None = None  # sent as OpenAlex's mailto (its polite pool)
 
     # LLM
-    llm_backend: LlmBackend = "rules"
-    llm_base_url: str | None = None
-    llm_model: str = "gpt-4o-mini"
-    llm_timeout_s: float = Field(default=120.0, gt=0)
-    llm_max_retries: int = Field(default=3, ge=0, le=10)
+    llm_backend: LlmBackend = "rules"  # openai: an endpoint; rules: offline, deterministic
+    llm_base_url: str | None = None  # an OpenAI-compatible endpoint (unset: OpenAI's)
+    llm_model: str = "gpt-4o-mini"  # asked for every step; in the call key and the version
+    llm_timeout_s: float = Field(default=120.0, gt=0)  # one call's, before the client retries
+    llm_max_retries: int = Field(default=3, ge=0, le=10)  # the client's retries of a failed call
     # Sampling and the system prompt, sent only when set; each is in the call key and the
     # version hash, so a change asks the model again and makes a new version.
     llm_temperature: float | None = Field(default=None, ge=0, le=2)
-    llm_seed: int | None = None
-    llm_system_prompt: str | None = None
+    llm_seed: int | None = None  # the sampling seed the endpoint is asked for
+    llm_system_prompt: str | None = None  # a system message before every prompt
     # json_schema: strict structured outputs; json_object: a JSON object, the schema stated in
     # the prompt and checked here, for servers without json_schema (docs/operations.md).
     llm_response_format: Literal["json_schema", "json_object"] = "json_schema"
@@ -109,7 +109,7 @@ class Settings(BaseSettings):
     # The provider's limits, requests and tokens per minute (None: none); calls are paced
     # under them, and a 429 waits as the server asks, up to llm_rate_wait_max_s per call.
     llm_rpm: int | None = Field(default=None, ge=1)
-    llm_tpm: int | None = Field(default=None, ge=1)
+    llm_tpm: int | None = Field(default=None, ge=1)  # tokens per minute: see INSPIRE_LLM_RPM
     llm_rate_wait_max_s: float = Field(default=600.0, ge=0)
     # USD per million tokens (input, output), for the cost estimate in llm_calls.
     llm_prices: dict[str, tuple[Price, Price]] = Field(
@@ -120,7 +120,7 @@ class Settings(BaseSettings):
     # The most a build may spend on LLM calls, in USD (None: no cap): a call that would pass
     # it is not made; the build stops with what it did kept in the call log (exit 1).
     llm_budget_usd: float | None = Field(default=None, ge=0)
-    brief_attempts: int = Field(default=3, ge=1, le=10)
+    brief_attempts: int = Field(default=3, ge=1, le=10)  # drafts a target's brief may take
     # A long bibliography is graded in parts, each prompt (rubric, target, its references) at
     # most this many tokens by grading.estimate_tokens.
     grade_part_tokens: int = Field(default=6000, ge=1000)
@@ -131,7 +131,7 @@ class Settings(BaseSettings):
     # influence) or "none" (its index only): the validity bench's proof that a grader reads
     # the evidence, since with none it can only guess (grading.withheld).
     grade_evidence: Literal["full", "none"] = "full"
-    audit_retrieval_k: int = Field(default=10, ge=1)
+    audit_retrieval_k: int = Field(default=10, ge=1)  # the target in bm25's top k leaks
     # The target in the top k leaks only when its bm25 score stands this far above the first
     # paper outside the top k (see audit.retrieval_verdict).
     audit_retrieval_margin: float = Field(default=0.1, ge=0)
@@ -149,7 +149,7 @@ class Settings(BaseSettings):
     # The information boundary (SPEC §9). The instance key keys instance IDs and cutoff offsets;
     # unset, each warehouse generates its own once. Set it (64 hex digits, from
     # `inspire key export`) to rebuild byte-identical exports in another warehouse.
-    instance_key: SecretStr | None = None
+    instance_key: SecretStr | None = None  # 64 hex digits; unset: the warehouse's own
     # A published cutoff is moved earlier by a secret offset of 0..this many days; 0 gives the
     # paper's exact cutoff (the target's first public date minus three months).
     cutoff_jitter_days: int = Field(default=30, ge=0, le=366)
@@ -167,21 +167,21 @@ class Settings(BaseSettings):
     eval_max_input_mb: int = Field(default=256, ge=1)
 
     # Sources: where requests go, and whether the raw response store may be bypassed.
-    source_mode: SourceMode = "auto"
-    openalex_url: str = "https://api.openalex.org"
-    s2_url: str = "https://api.semanticscholar.org/graph/v1"
-    arxiv_url: str = "https://export.arxiv.org/api/query"
+    source_mode: SourceMode = "auto"  # auto: the store first; live: ask; replay: the store only
+    openalex_url: str = "https://api.openalex.org"  # a sandbox's for offline builds
+    s2_url: str = "https://api.semanticscholar.org/graph/v1"  # Semantic Scholar's Graph API
+    arxiv_url: str = "https://export.arxiv.org/api/query"  # arXiv's query API
 
     # Rate limits (per host) and concurrency
-    openalex_rps: float = Field(default=10.0, gt=0, le=100)
-    s2_rps: float = Field(default=1.0, gt=0)
-    arxiv_interval_s: float = Field(default=3.0, ge=0)
-    http_timeout_s: float = Field(default=30.0, gt=0)
-    http_max_retries: int = Field(default=6, ge=0, le=20)
-    http_backoff_s: float = Field(default=0.5, ge=0)
-    http_backoff_cap_s: float = Field(default=30.0, ge=0)
-    http_max_wait_s: float = Field(default=120.0, ge=0)
-    concurrency: int = Field(default=4, ge=1, le=64)
+    openalex_rps: float = Field(default=10.0, gt=0, le=100)  # OpenAlex allows 100 per second
+    s2_rps: float = Field(default=1.0, gt=0)  # S2's rate for a key is 1 per second
+    arxiv_interval_s: float = Field(default=3.0, ge=0)  # arXiv asks 3 s between requests
+    http_timeout_s: float = Field(default=30.0, gt=0)  # one request's
+    http_max_retries: int = Field(default=6, ge=0, le=20)  # on 429, 5xx, timeouts, bad bodies
+    http_backoff_s: float = Field(default=0.5, ge=0)  # the first retry's wait; then doubled
+    http_backoff_cap_s: float = Field(default=30.0, ge=0)  # the longest wait between retries
+    http_max_wait_s: float = Field(default=120.0, ge=0)  # a longer Retry-After gives up
+    concurrency: int = Field(default=4, ge=1, le=64)  # HTTP requests in flight, all hosts
     # Targets whose lineage is resolved together: a chunk's references are fetched in shared
     # batch requests, and its targets' LLM steps start while the next chunk's lineage is
     # fetched (with the openai backend, chunks grow up to it: pipeline.lineage_chunks). The
@@ -197,8 +197,8 @@ class Settings(BaseSettings):
     runner: Literal["local", "dask"] = "local"
     dask_address: str | None = None
     dask_workers: int = Field(default=2, ge=1, le=64)
-    dask_scheduler_port: int = Field(default=8786, ge=1, le=65535)
-    dask_dashboard_port: int = Field(default=8787, ge=1, le=65535)
+    dask_scheduler_port: int = Field(default=8786, ge=1, le=65535)  # see INSPIRE_RUNNER
+    dask_dashboard_port: int = Field(default=8787, ge=1, le=65535)  # see INSPIRE_RUNNER
     dask_worker_port: int = Field(default=8788, ge=1, le=65535)
 
     # Curator review: the name `inspire review serve` offers each new browser session (--curator
@@ -206,7 +206,7 @@ class Settings(BaseSettings):
     curator: str | None = None
 
     # Splits
-    splits: dict[str, SplitConfig] = Field(default_factory=dict)
+    splits: dict[str, SplitConfig] = Field(default_factory=dict)  # each split's window and size
 
     @model_validator(mode="before")
     @classmethod

@@ -27,7 +27,7 @@ import re
 import tokenize
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -183,12 +183,15 @@ def _variable(name: str, field: FieldInfo) -> str:
 
 
 def _description(field: FieldInfo, own: str) -> str:
-    return " ".join(p for p in (field.description or "", own) if p)
+    text = " ".join(p for p in (field.description or "", own) if p)
+    return text[:1].upper() + text[1:]  # a trailing comment is a fragment: "the DuckDB file"
 
 
 def _mentioned(name: str, described: Mapping[str, str]) -> str:
-    """For a setting with no comment of its own: the first setting whose comment names it."""
-    word = re.compile(rf"\b{re.escape(name)}\b")
+    """For a setting with no comment of its own: the first setting whose comment names it (by
+    its variable, or by a field name of two words or more: `warehouse` is also a word)."""
+    names = [f"{ENV_PREFIX}{name.upper()}", *([name] if "_" in name else [])]
+    word = re.compile("|".join(rf"\b{re.escape(n)}\b" for n in names))
     for other, text in described.items():
         if other != name and word.search(text):
             return f"See `{_variable(other, Settings.model_fields[other])}`."
@@ -226,6 +229,9 @@ def type_name(annotation: Any) -> str:
     """A setting's type in words: ``int | None`` -> ``integer``, ``Literal['a', 'b']`` ->
     ``a or b``; None is left to the default's "unset"."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:  # a constrained number (a price): its limits in words
+        metadata = [inner for item in args[1:] for inner in getattr(item, "metadata", [item])]
+        return " ".join([type_name(args[0]), *_limits(metadata)])
     if origin is Literal:
         return " or ".join(f"`{a}`" for a in args)
     if origin in (typing.Union, types.UnionType):
@@ -244,13 +250,17 @@ def type_name(annotation: Any) -> str:
 
 
 def _type_with_limits(field: FieldInfo) -> str:
-    limits = [
+    return ", ".join([type_name(field.annotation), *_limits(field.metadata)])
+
+
+def _limits(metadata: Sequence[Any]) -> list[str]:
+    """A field's bounds in words: ``>= 0``, ``<= 2``."""
+    return [
         f"{sign} {getattr(item, attribute)}"
-        for item in field.metadata
+        for item in metadata
         for attribute, sign in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
         if getattr(item, attribute, None) is not None
     ]
-    return ", ".join([type_name(field.annotation), *limits])
 
 
 # --- the warehouse -----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pydantic import SecretStr
 
 from inspire_build import reference
 from inspire_build.cli import app
-from inspire_build.config import Settings
+from inspire_build.config import Price, Settings
 from inspire_build.tables import catalog
 
 
@@ -44,6 +44,16 @@ def test_reference_is_current(rendered: str) -> None:
 def test_every_setting_is_there(rendered: str) -> None:
     for name in Settings.model_fields:
         assert f"| `INSPIRE_{name.upper()}` |" in rendered, name
+
+
+def test_every_setting_is_described_and_none_by_a_word_it_shares() -> None:
+    """36 settings had no description, and INSPIRE_WAREHOUSE was sent to another setting's
+    note for holding the word "warehouse"."""
+    rows = [line for line in reference.render().splitlines() if line.startswith("| `")]
+    assert [row for row in rows if row.endswith("| — |")] == []
+    described = {"audit_retrieval_scope": "every paper of the warehouse", "chunk_size": "a x_y"}
+    assert reference._mentioned("warehouse", described) == "—"
+    assert reference._mentioned("x_y", described) == "See `INSPIRE_CHUNK_SIZE`."
 
 
 def test_every_table_view_and_column_is_there_with_its_comment(
@@ -127,6 +137,7 @@ def test_field_notes_read_sections_blocks_and_line_comments() -> None:
         (SecretStr | None, "secret"),
         (Literal["a", "b"], "`a` or `b`"),
         (dict[str, tuple[float, float]], "JSON object: text -> [number, number]"),
+        (dict[str, tuple[Price, Price]], "JSON object: text -> [number >= 0, number >= 0]"),
         (tuple[str, ...], "JSON list of text"),
         (typing.Optional[Path], "path"),  # noqa: UP045  (the older spelling reads the same)
     ],
