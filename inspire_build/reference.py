@@ -279,7 +279,10 @@ def _render_warehouse() -> Iterator[str]:
         "The warehouse is one DuckDB file (`INSPIRE_WAREHOUSE`), its schema made by "
         "`inspire_build/migrations/` (`schemas/warehouse.sql` holds the DDL). Every table, view "
         "and column carries its comment in DuckDB's catalog, so SQL reads this page too: the "
-        "`comment` column of `duckdb_tables()`, `duckdb_views()` and `duckdb_columns()`."
+        "`comment` column of `duckdb_tables()`, `duckdb_views()` and `duckdb_columns()`. Two "
+        "schemas besides `main` are DuckDB's own: `fts_main_papers` and `fts_main_corpus`, the "
+        "full-text indexes its fts extension makes (again at each build and `inspire corpus "
+        "build`), with its `match_bm25` macros; they carry no comments and are no contract."
     )
     yield ""
     yield (
