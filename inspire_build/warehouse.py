@@ -144,8 +144,9 @@ def translate(error: duckdb.Error, target: Path | str = "") -> WarehouseError | 
     where = f" {target}" if target else ""
     if _LOCKED.search(str(error)):
         return WarehouseLockedError(
-            f"the warehouse{where} is in use by another process; DuckDB allows one "
-            f"writer at a time. Wait for it to finish or stop it. ({error})"
+            f"the warehouse{where} is in use by {holder(str(error))}, which holds DuckDB's "
+            "write lock (one writer at a time, and no reader beside it); wait for it to finish "
+            f"or stop it. ({error})"
         )
     if _FULL.search(str(error)):
         return WarehouseError(

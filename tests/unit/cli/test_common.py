@@ -363,7 +363,7 @@ def test_a_warehouse_locked_by_another_process_is_exit_3(built: Built) -> None:
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "locked"
         line = one_error(inspire(built.path, "warehouse", "status"), 3)
-        assert "is in use by another process" in line and "corrupt" not in line
+        assert f"is in use by process {holder.pid} (python" in line and "corrupt" not in line
     finally:
         holder.communicate("")
 
