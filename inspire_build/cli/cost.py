@@ -49,6 +49,7 @@ def cost_command(
     try:
         rows = llm_ledger.costs(con, per, version, split)
         summed = llm_ledger.total(con, version, split)
+        loose = llm_ledger.unattributed(con)
     finally:
         con.close()
     title = f"LLM cost per {per} of " + (f"version {version}" if version else "every build")
@@ -57,6 +58,12 @@ def cost_command(
         return
     for line in _total_lines(summed, version, split):
         out.print(line)
+    if loose[0]:
+        out.print(
+            f"not in the ledger yet: {loose[0]:,} call(s) in the call log, cost "
+            f"{usd(loose[1])}, that no stored target used (a build stopped before storing "
+            "them; its resume records them)"
+        )
 
 
 def _total_lines(summed: dict[str, Any], version: str | None, split: str | None) -> list[str]:

@@ -69,6 +69,20 @@ ORDER BY model
 """
 
 
+def unattributed(con: duckdb.DuckDBPyConnection) -> tuple[int, float | None]:
+    """(calls, their cost) in the call log that a build which did not complete asked and no
+    stored target used: it stopped (its budget, a Ctrl-C) before storing their targets; its
+    resume uses them from the log and records them. The cost is None when none has a price."""
+    row = con.execute(
+        "SELECT count(*), sum(cost_usd) FROM llm_calls c "
+        "WHERE NOT EXISTS (SELECT 1 FROM llm_call_uses u WHERE u.call_key = c.call_key) "
+        "AND EXISTS (SELECT 1 FROM build_runs b WHERE b.status <> 'completed' "
+        "AND c.created_at >= b.started_at "
+        "AND (b.finished_at IS NULL OR c.created_at <= b.finished_at))"
+    ).fetchone()
+    return (int(row[0]), None if row[1] is None else round(float(row[1]), 6)) if row else (0, None)
+
+
 def running_build(con: duckdb.DuckDBPyConnection) -> tuple[str, str] | None:
     """The build that holds the warehouse now (its run ID and split), if one is running: a build
     records itself once it holds the write lock, which no other process can then hold."""

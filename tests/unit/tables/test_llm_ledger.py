@@ -196,3 +196,26 @@ def test_a_group_of_unpriced_calls_alone_costs_an_unknown_amount_not_zero(
     assert row["cost_usd"] is None and row["paid_usd"] is None
     assert llm_ledger.total(ledger, version="V3")["cost_usd"] is None
     assert usd(None) == "unknown" and usd(0.0) == "$0"
+
+
+def test_calls_a_stopped_build_asked_for_no_stored_target_are_counted_apart(
+    ledger: duckdb.DuckDBPyConnection,
+) -> None:
+    """A build stopped at its budget keeps its calls in the log, but no target stored them:
+    `inspire cost` said nothing was spent until the resume recorded them."""
+
+    def asked(key: str, cost: float) -> None:
+        row = {"call_key": key, "backend": "openai", "model": "m", "prompt_name": "brief",
+               "prompt_hash": "p", "input_hash": key, "output": {}, "tokens_in": 1,
+               "tokens_out": 1, "latency_ms": 1.0, "cost_usd": cost,
+               "created_at": dt.datetime.now(dt.UTC), "status": "answered"}  # fmt: skip
+        llm_log.write(ledger, [row])
+
+    assert llm_ledger.unattributed(ledger) == (0, None)
+    build_runs.begin(ledger, "r5", "eval", NOW)
+    asked("k5", 0.25)
+    build_runs.finish(ledger, "r5", error=BudgetExceeded("LLM budget of $0.20 reached"))
+    build_runs.begin(ledger, "r6", "eval", NOW)
+    asked("k6", 0.5)  # a completed build's call no target used: not a stopped build's
+    build_runs.finish(ledger, "r6", version_id="V6")
+    assert llm_ledger.unattributed(ledger) == (1, 0.25)
