@@ -28,6 +28,8 @@ from enum import StrEnum
 from typing import Protocol
 
 from inspire_build.env.limits import MAX_K
+from inspire_build.errors import InvalidIdError
+from inspire_build.ids import parse_any_id
 
 MAX_RANKING = 100
 # Tool calls per instance. The paper's Table 2 reports mean calls of 17.7 to 34.7 per target
@@ -164,9 +166,21 @@ class Step:
 
 
 def clean_ranking(ranking: Sequence[str], limit: int = MAX_RANKING) -> tuple[str, ...]:
-    """IDs stripped, blanks dropped, a duplicate kept at its first position, at most ``limit``."""
-    kept = dict.fromkeys(text.strip() for text in ranking if text and text.strip())
-    return tuple(kept)[:limit]
+    """IDs stripped, blanks dropped, a duplicate (one paper in two spellings, ``ARXIV:1210.0002``
+    and ``arxiv:1210.0002``) kept at its first position, at most ``limit``: a repeat would take
+    one of the ranking's places."""
+    kept: dict[str, str] = {}
+    for text in (t.strip() for t in ranking if t and t.strip()):
+        kept.setdefault(_same_paper(text), text)
+    return tuple(kept.values())[:limit]
+
+
+def _same_paper(text: str) -> str:
+    """What two spellings of one paper share: its canonical ID, else the text itself."""
+    try:
+        return str(parse_any_id(text))
+    except InvalidIdError:
+        return text
 
 
 class SearchEnv:

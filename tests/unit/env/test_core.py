@@ -120,6 +120,9 @@ def test_submit_is_final_and_cleans_the_ranking() -> None:
     assert env.search("x").status is Status.SUBMITTED
     assert env.run_line() == {"instance_id": "i1", "ranking": ["a", "b", "c"]}
     assert clean_ranking([str(i) for i in range(150)]) == tuple(str(i) for i in range(100))
+    # one paper in two spellings takes one place, under its first
+    twice = [" arxiv:1210.0002 ", "ARXIV:1210.0002", "https://arxiv.org/abs/1210.0002v2", "W1"]
+    assert clean_ranking(twice) == ("arxiv:1210.0002", "W1")
 
 
 def test_the_files_written_are_the_formats_inspire_eval_reads(tmp_path: Path) -> None:
