@@ -547,6 +547,8 @@ def create_app(
         problems = "; ".join(
             f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in error.errors()
         )
+        if "json" not in request.headers.get("content-type", ""):  # curl -d sends a form
+            problems += "; send the body as JSON, with Content-Type: application/json"
         return JSONResponse({"error": f"malformed request: {problems}"}, status_code=422)
 
     # async handlers run on the server's one event loop thread, so the warehouse connection

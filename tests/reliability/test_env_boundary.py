@@ -523,3 +523,24 @@ def test_a_server_stopped_with_sigterm_removes_its_key_file_too(tmp_path: Path) 
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 128 + signal.SIGTERM
     assert not path.with_name(path.name + ".operator-key").exists()
+
+
+def test_a_form_body_is_told_to_be_sent_as_json(tmp_path: Path) -> None:
+    """`curl -d '{...}'` sends a form: the answer says how to send JSON, not only that the
+    body "should be a valid dictionary"."""
+    path = _warehouse(tmp_path / "w.duckdb")
+    key = server.new_operator_key()
+    with warehouse.open_warehouse(path) as con:
+        sessions = server.ToolSessions(
+            store.load_tasks(con, VERSION), LocalBackend(con), con, budget=3,
+            run_name="form", version=VERSION,
+        )  # fmt: skip
+        with server.running(server.create_app(sessions, key)) as url:
+            answer = httpx.post(
+                f"{url}/start",
+                content=b'{"instance_id": "i1"}',
+                headers={"Authorization": f"Bearer {key}",
+                         "Content-Type": "application/x-www-form-urlencoded"},
+            )  # fmt: skip
+    assert answer.status_code == 422
+    assert "Content-Type: application/json" in answer.json()["error"]
