@@ -168,6 +168,6 @@ def _reached(limit: float, spent: float, kept: int, held: float = 0.0) -> str:
     flight = f" and {usd(held)} held by the calls in flight" if held else ""
     return (
         f"LLM budget of {usd(limit)} reached: {usd(spent)} spent in this build{flight}; {kept} "
-        "call(s) kept in the call log; rerun with a larger --llm-budget-usd "
-        "(INSPIRE_LLM_BUDGET_USD), or none, to resume"
+        "call(s) kept in the call log; rerun with a larger budget (--llm-budget-usd, a "
+        "deployment run's llm_budget_usd, or INSPIRE_LLM_BUDGET_USD), or none, to resume"
     )

@@ -98,8 +98,8 @@ def test_a_budget_below_the_builds_cost_stops_it_in_one_line_keeping_every_answe
     assert len(errors) == 1, output[-3000:]
     said = re.fullmatch(
         r"error: LLM budget of \$1\.00 reached: \$(0\.\d+) spent in this build; (\d+) call\(s\) "
-        r"kept in the call log; rerun with a larger --llm-budget-usd \(INSPIRE_LLM_BUDGET_USD\), "
-        r"or none, to resume",
+        r"kept in the call log; rerun with a larger budget \(--llm-budget-usd, a deployment run's "
+        r"llm_budget_usd, or INSPIRE_LLM_BUDGET_USD\), or none, to resume",
         errors[0],
     )
     assert said is not None, errors[0]

@@ -66,8 +66,8 @@ def test_the_budget_holds_calls_in_flight_and_refuses_the_one_that_would_pass_it
         budget.reserve(0.005, kept=3)  # 0 spent + 0.006 in flight + 0.005 > 0.01
     assert str(refused.value) == (
         "LLM budget of $0.01 reached: $0 spent in this build and $0.006 held by the calls in "
-        "flight; 3 call(s) kept in the call log; rerun with a larger --llm-budget-usd "
-        "(INSPIRE_LLM_BUDGET_USD), or none, to resume"
+        "flight; 3 call(s) kept in the call log; rerun with a larger budget (--llm-budget-usd, "
+        "a deployment run's llm_budget_usd, or INSPIRE_LLM_BUDGET_USD), or none, to resume"
     )
     budget.settle(0.006, 0.004)  # the call came back costing less than its estimate
     assert (budget.spent_usd, budget.reserved_usd) == (pytest.approx(0.004), 0.0)
