@@ -91,7 +91,7 @@ class Settings(BaseSettings):
     # LLM
     llm_backend: LlmBackend = "rules"  # openai: an endpoint; rules: offline, deterministic
     llm_base_url: str | None = None  # an OpenAI-compatible endpoint (unset: OpenAI's)
-    llm_model: str = "gpt-4o-mini"  # asked for every step; in the call key and the version
+    llm_model: str = Field(default="gpt-4o-mini", min_length=1)  # asked for every step
     llm_timeout_s: float = Field(default=120.0, gt=0)  # one call's, before the client retries
     llm_max_retries: int = Field(default=3, ge=0, le=10)  # the client's retries of a failed call
     # Sampling and the system prompt, sent only when set; each is in the call key and the

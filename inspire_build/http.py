@@ -654,7 +654,7 @@ class HttpClient:
                     continue
             return self._record(codec, described, method, shown, body, raw, content, document)
         message = (
-            f"{codec.name}: gave up on {method.upper()} {shown} after {attempts} attempts "
+            f"{codec.name}: gave up on {method.upper()} {said(shown)} after {attempts} attempts "
             f"(last: {last_problem})"
         )
         if unreadable == attempts:
@@ -738,7 +738,8 @@ class HttpClient:
         if asked is not None:
             if asked > self.settings.http_max_wait_s:
                 raise RetriesExhausted(
-                    f"{codec.name}: {problem} for {shown}; the server asks to wait {asked:.0f} s, "
+                    f"{codec.name}: {problem} for {said(shown)}; the server asks to wait "
+                    f"{asked:.0f} s, "
                     f"more than INSPIRE_HTTP_MAX_WAIT_S={self.settings.http_max_wait_s:.0f} "
                     "(a daily quota?)"
                 )
@@ -747,12 +748,19 @@ class HttpClient:
             "%s: %s for %s; retry %d/%d in %.2f s",
             codec.name,
             problem,
-            shown,
+            said(shown),
             attempt + 1,
             attempts - 1,
             delay,
         )
         self._sleep(delay)
+
+
+def said(url: str, limit: int = 200) -> str:
+    """A URL as a message shows it: a batch request's (a hundred IDs) is cut to ``limit``
+    characters, with its length, so one error stays one readable line (the store keeps it
+    whole)."""
+    return url if len(url) <= limit else f"{url[:limit]}... ({len(url):,} characters)"
 
 
 def health_ok(url: str, timeout_s: float = 2.0) -> bool:

@@ -322,6 +322,7 @@ def paper_line(paper: Paper) -> dict[str, object]:
         "venue": paper.venue,
         "authors": list(paper.authors) or None,
         "reference_count": paper.reference_count,
+        "problems": list(paper.problems),  # fields the source gave with the wrong type
     }
 
 

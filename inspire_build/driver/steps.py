@@ -269,7 +269,7 @@ def check_sources(settings: Settings, split: str | None = None) -> None:
     config = settings.split(split) if split else None
     if config is not None and config.limit is None and config.instances is None:
         raise InputError(
-            f"a {split} build from the real OpenAlex needs a size: every CS arXiv paper of "
+            f"building {split} from the real OpenAlex needs a size: every CS arXiv paper of "
             f"{config.start}..{config.end} is a candidate. Pass --instances N (the flow's "
             "`instances` parameter, INSPIRE_SPLITS__<SPLIT>__INSTANCES) or --limit N, and see "
             f"its cost first with `inspire plan --split {split} --instances N`"

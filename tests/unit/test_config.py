@@ -64,6 +64,7 @@ def test_unknown_split_names_the_known_ones() -> None:
         ("INSPIRE_SPLITS__EVAL__END", "2024-01-01"),  # ends before it starts
         ("INSPIRE_LLM_PRICES", '{"m": [-1, -1]}'),  # a negative cost would grow a budget
         ("INSPIRE_LLM_PRICES", '{"m": [0.15, "inf"]}'),
+        ("INSPIRE_LLM_MODEL", ""),  # a plan then printed "LLM calls ()"
     ],
 )
 def test_bad_values_are_refused(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:

@@ -273,6 +273,15 @@ def test_serves_is_the_documented_matching_rule() -> None:
     assert not http.serves(Described("works/W1", None, None), 200, ["id"], None, None)
 
 
+def test_a_long_url_is_cut_in_messages_and_kept_whole_in_the_store() -> None:
+    batch = "https://api.openalex.org/works?filter=ids.openalex:" + "|".join(
+        f"W{n}" for n in range(100)
+    )
+    shown = http.said(batch)
+    assert shown.startswith(batch[:200]) and shown.endswith(f"... ({len(batch):,} characters)")
+    assert http.said("https://api.openalex.org/works/W1") == "https://api.openalex.org/works/W1"
+
+
 def test_redact_url_removes_credentials() -> None:
     url = "https://u:p@api.openalex.org/works?filter=doi:10.1/x&api_key=K&mailto=a%40b.org"
     assert http.redact_url(url) == (

@@ -544,3 +544,19 @@ def test_every_boolean_option_is_a_flag_without_a_value() -> None:
 def test_no_help_shows_a_flag_with_a_value(name: str) -> None:
     shown = CliRunner().invoke(app, [*name.split(), "--help"], terminal_width=200).output
     assert "--help" in shown and "<bool>" not in shown, shown
+
+
+def test_a_paper_line_holds_the_keys_the_sources_guide_lists() -> None:
+    """docs/sources.md promised `problems` in `fetch paper --json`, which the line lacked."""
+    import re
+
+    from inspire_build.cli.common import paper_line
+    from inspire_build.models import Paper, PaperIds, Source
+
+    guide = (Path(__file__).parents[3] / "docs" / "sources.md").read_text(encoding="utf-8")
+    listed = guide.split("a paper line holds", 1)[1].split("; a reference line holds", 1)[0]
+    keys = re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", listed.replace("\n", " ")))
+    paper = Paper(source=Source.S2, ids=PaperIds(), problems=("year: text, not a number",))
+    line = paper_line(paper)
+    assert sorted(line) == sorted(keys)
+    assert line["problems"] == ["year: text, not a number"]
