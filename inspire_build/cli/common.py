@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import duckdb
 import pydantic
@@ -261,23 +261,43 @@ def _print_rows(
         for row in rows:
             print(json.dumps(row, default=str))
         return True
+    cells = [[_text(v) for v in row.values()] for row in rows]
+    names = list(rows[0]) if rows else []
+    widths = [max([len(n), *(len(row[i]) for row in cells)]) for i, n in enumerate(names)]
+    if sum(widths) + 3 * len(widths) + 1 > out.width:  # folded, a number is no number
+        _print_records(title, names, cells, left)
+        return False
     table = Table(title=title)
-    cells = [
-        [",".join(map(str, v)) if isinstance(v, list) else str(v) for v in row.values()]
-        for row in rows
-    ]
-    for i, name in enumerate(rows[0] if rows else ()):
-        # On a narrow terminal nothing is cut to "…": a name cut to "audit_m…" could be either
-        # of two steps, and a number cut so is no number. Names stay whole, numbers fold.
-        if name in left:
-            widest = max(len(name), *(len(row[i]) for row in cells))
-            table.add_column(name, justify="left", min_width=widest, no_wrap=True)
-        else:
-            table.add_column(name, justify="right", overflow="fold")
+    for name in names:
+        justify: Literal["left", "right"] = "left" if name in left else "right"
+        table.add_column(name, justify=justify, no_wrap=True)
     for row_cells in cells:
         table.add_row(*row_cells)
     out.print(table)
     return False
+
+
+def _text(value: Any) -> str:
+    """A cell: a list joined by commas, an object as its pairs, NULL as a dash (not "None")."""
+    if value is None:
+        return "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _print_records(
+    title: str, names: list[str], cells: list[list[str]], left: tuple[str, ...]
+) -> None:
+    """Rows too wide for the terminal, one block each: the naming columns on the first line,
+    every other column as ``name value`` below, so nothing is cut or folded."""
+    out.print(title)
+    for row in cells:
+        named = [v for n, v in zip(names, row, strict=True) if n in left]
+        rest = [f"{n} {v}" for n, v in zip(names, row, strict=True) if n not in left]
+        out.print("")
+        out.print("  ".join(named) or "-", soft_wrap=True)
+        out.print("  " + "; ".join(rest), soft_wrap=True)
 
 
 def _parse_date(text: str) -> dt.date:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,8 +27,12 @@ def targets(con: duckdb.DuckDBPyConnection, split: str) -> list[Target]:
 
 
 def completeness(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Gold completeness per target, by target ID."""
-    return warehouse.dicts(con, "SELECT * EXCLUDE (updated_at) FROM gold_completeness ORDER BY 1")
+    """Gold completeness per target, by target ID; ``served_by`` as the object it holds (DuckDB
+    hands a JSON column over as its text)."""
+    rows = warehouse.dicts(con, "SELECT * EXCLUDE (updated_at) FROM gold_completeness ORDER BY 1")
+    for row in rows:
+        row["served_by"] = json.loads(row["served_by"]) if row["served_by"] else None
+    return rows
 
 
 def title_and_abstract(con: duckdb.DuckDBPyConnection, target_id: str) -> tuple[str, str]:

@@ -106,7 +106,13 @@ def test_a_narrow_terminal_cuts_no_step_name_and_no_number(
         common._print_rows(rows, False, "cost", ("step",))
     shown = captured.get()
     assert "audit_mechanism_guess" in shown and "…" not in shown
-    assert "0.014877" in shown.replace("│", "").replace("\n", "").replace(" ", "")
+    # too wide for 30 columns: one block per row, every number whole on one line (folded into
+    # a column, 101 read "10 / 1"), and a NULL as a dash, not "None"
+    assert "  cost_usd 0.014877" in shown.splitlines()
+    rows[1]["cost_usd"] = None
+    with common.out.capture() as captured:
+        common._print_rows(rows, False, "cost", ("step",))
+    assert "  cost_usd -" in captured.get().splitlines()
 
 
 def test_stats_llm_leaves_the_unpriced_calls_out_of_its_estimate_and_says_so(path: Path) -> None:
