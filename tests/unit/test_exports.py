@@ -113,10 +113,16 @@ def test_the_card_counts_the_briefs_the_search_check_judged(tmp_path: Path) -> N
     built = build(tmp_path)
     con = warehouse.connect(built.path)
     assert versions.card_figures(con, "eval", VERSION).searched == 0
-    con.execute(
+    con.execute(  # a later rerun's finding on brief b: not this version's, which stays as is
         'INSERT INTO audit_findings (brief_id, "check", passed, level, detail) '
         "VALUES ('b', 'search', true, 'none', 'ranks 40')"
     )
+    assert versions.card_figures(con, "eval", VERSION).searched == 0
+    for instance in built.ids.values():  # what the version recorded of its own briefs
+        con.execute(
+            "INSERT INTO version_findings VALUES (?, ?, 'search', true, 'none', 'ranks 40')",
+            [VERSION, instance],
+        )
     figures = versions.card_figures(con, "eval", VERSION)
     assert figures.searched == 2 and figures.briefs == [BRIEF, BRIEF]  # both hold brief b
     exports.export(con, Settings(warehouse=built.path), "eval", None, tmp_path / "e", force=True)
