@@ -341,7 +341,10 @@ def _identifier(value: Any, what: str, where: str, kind: str) -> str:
         return str(value)
     if isinstance(value, str) and value.strip():
         return value
-    shown = "missing" if value is None else f"{type(value).__name__} {json.dumps(value)[:60]}"
+    # a key left out and a JSON null both read as None here: say which it may be
+    shown = (
+        "missing or null" if value is None else f"{type(value).__name__} {json.dumps(value)[:60]}"
+    )
     raise InputError(f"{where}: malformed {kind} line ({what} is {shown}, not an ID)")
 
 
