@@ -216,7 +216,12 @@ def echoing(status: int) -> Callable[[httpx.Request], httpx.Response]:
     return answer
 
 
-def llm_against(con: duckdb.DuckDBPyConnection, status: int) -> LLM:
+def llm_against(
+    con: duckdb.DuckDBPyConnection,
+    status: int,
+    handler: Callable[[httpx.Request], httpx.Response] | None = None,
+) -> LLM:
+    """The LLM of a build whose endpoint answers ``status`` echoing the key (or ``handler``)."""
     settings = Settings(  # type: ignore[call-arg]
         llm_backend="openai", llm_api_key=KEY, llm_model="m", llm_max_retries=0
     )
@@ -224,7 +229,7 @@ def llm_against(con: duckdb.DuckDBPyConnection, status: int) -> LLM:
         api_key=KEY,
         base_url="http://llm.invalid/v1",
         max_retries=0,
-        http_client=httpx.Client(transport=httpx.MockTransport(echoing(status))),
+        http_client=httpx.Client(transport=httpx.MockTransport(handler or echoing(status))),
     )
     return LLM(settings, con, client=client)
 
@@ -376,18 +381,9 @@ def test_an_endpoint_not_reached_stops_the_build_rather_than_failing_each_target
         raise httpx.ConnectError("connection refused", request=request)
 
     _target(con, "openalex:W1", SIGNALS)
-    settings = Settings(  # type: ignore[call-arg]
-        llm_backend="openai", llm_api_key=KEY, llm_model="m", llm_max_retries=0
-    )
-    client = openai.OpenAI(
-        api_key=KEY,
-        base_url="http://llm.invalid/v1",
-        max_retries=0,
-        http_client=httpx.Client(transport=httpx.MockTransport(refuse)),
-    )
-    llm = LLM(settings, con, client=client)
+    llm = llm_against(con, 0, refuse)
     with pytest.raises(LLMConfigError, match="reached no LLM endpoint") as raised:
-        gold.run(llm, con, settings, ["openalex:W1"])
+        gold.run(llm, con, llm.settings, ["openalex:W1"])
     assert "INSPIRE_LLM_BASE_URL" in str(raised.value)
     assert con.execute("SELECT count(*) FROM briefs").fetchone() == (0,)
 
