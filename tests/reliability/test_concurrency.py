@@ -91,5 +91,5 @@ def test_a_command_that_cannot_wait_is_refused_in_one_line(suite: Suite, sandbox
         holder.close()
     output = refused.stdout + refused.stderr
     assert refused.returncode == 3, output
-    assert "in use by another process" in output and "Traceback" not in output
+    assert f"in use by process {os.getpid()} (" in output and "Traceback" not in output
     assert suite.run(env, "warehouse", "status", log="status-after").returncode == 0

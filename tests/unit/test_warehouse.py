@@ -448,7 +448,7 @@ def test_a_second_writer_gets_a_clear_lock_error(tmp_path: Path) -> None:
     try:
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(WarehouseLockedError, match="in use by another process"):
+        with pytest.raises(WarehouseLockedError, match=rf"in use by process {holder.pid} \("):
             warehouse.connect(path)
     finally:
         holder.communicate("")
