@@ -47,11 +47,24 @@ def result_numbers(abstract: str) -> list[str]:
     return sorted({n for s in solution for n in _NUMBER.findall(s) if len(n.rstrip("%")) >= 2})
 
 
+# A paper identifier in any scheme: no brief needs one, and one names a paper outright (a
+# curator's rewrite quoting an antecedent's DOI would publish the gold).
+PAPER_ID = re.compile(
+    r"\b10\.\d{4,9}/\S+"  # a DOI
+    r"|(?<![\w.])\d{4}\.\d{4,5}(?:v\d+)?(?![\w.])"  # a new-style arXiv ID
+    r"|\b[a-z-]+(?:\.[A-Z]{2})?/\d{7}\b"  # an old-style arXiv ID (cs/0112017)
+    r"|\b[Ww]\d{7,}\b"  # an OpenAlex work
+    r"|\bcorpus\s*id\s*:?\s*\d+",  # a Semantic Scholar CorpusId
+    re.IGNORECASE,
+)
+
+
 def lexical(
     brief_id: str, brief: str, terms: Sequence[str], numbers: Sequence[str]
 ) -> AuditFinding:
     hits = mentioned(brief, terms)
     hits += [n for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", brief)]
+    hits += [found.group(0).rstrip(".,;:)") for found in PAPER_ID.finditer(brief)]
     return AuditFinding(
         brief_id=brief_id,
         check=AuditCheck.LEXICAL,

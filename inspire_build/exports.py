@@ -41,7 +41,7 @@ MIN_ID_DIGITS = 6  # a numeric ID shorter than this (a small CorpusId) is too co
 
 
 class ExportLeak(InspireError):
-    """A public file names a target or gives its instance ID away."""
+    """A public file names a target or an antecedent, or gives its instance ID away."""
 
 
 class ExportRefused(InspireError):
@@ -143,12 +143,14 @@ def _write_private(con: duckdb.DuckDBPyConnection, version: str, private: Path) 
 
 
 def leak_needles(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
-    """Every string, in normal form, whose appearance in a public file names a target or
-    gives a T3 antecedent away."""
+    """Every string, in normal form, whose appearance in a public file names a target, names
+    any graded antecedent by an ID (a curator's rewrite may quote one), or gives a T3
+    antecedent away by its title."""
     needles: set[str] = set()
     for target_id, title, spellings in versions.target_spellings(con, version):
         needles.update(_id_needle(str(i)) for i in [target_id, *(spellings or [])] if i)
         needles.update(_title_needles(title, min_words=2, ngram=LEAK_NGRAM))
+    needles.update(_id_needle(value) for value in versions.antecedent_spellings(con, version))
     for title in versions.t3_titles(con, version):
         needles.update(_title_needles(title, min_words=3, ngram=None))
     return {n for n in needles if n}
@@ -197,7 +199,7 @@ def leak_scan(
     for text in public_texts(con, public, card):
         found.update(boundary.found_in(needles, boundary.normal_text(text)))
     if found:
-        raise ExportLeak(f"a public file names a target: {sorted(found)[:5]}")
+        raise ExportLeak(f"a public file names a target or its gold: {sorted(found)[:5]}")
 
 
 # --- the dataset card ---------------------------------------------------------------------------

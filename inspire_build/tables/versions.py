@@ -221,6 +221,21 @@ def target_spellings(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple
     ).fetchall()
 
 
+def antecedent_spellings(con: duckdb.DuckDBPyConnection, version: str) -> list[str]:
+    """Every graded antecedent of a version: its ID, and every ID value and ``scheme:value``
+    the crosswalk and the search corpus know it by."""
+    rows = con.execute(
+        "WITH gold AS (SELECT DISTINCT paper_id FROM qrels WHERE version_id = ? AND tier > 0), "
+        "known AS (SELECT paper_id, scheme, value FROM paper_ids UNION "
+        "SELECT paper_id, scheme, value FROM corpus_ids) "
+        "SELECT paper_id FROM gold UNION "
+        "SELECT k.value FROM known k JOIN gold USING (paper_id) UNION "
+        "SELECT k.scheme || ':' || k.value FROM known k JOIN gold USING (paper_id)",
+        [version],
+    ).fetchall()
+    return sorted(str(value) for (value,) in rows if value)
+
+
 def t3_titles(con: duckdb.DuckDBPyConnection, version: str) -> list[str | None]:
     """The titles of a version's T3 antecedents."""
     rows = con.execute(

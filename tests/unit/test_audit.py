@@ -9,6 +9,7 @@ from typing import Any
 
 import duckdb
 import pydantic
+import pytest
 
 from inspire_build import audit, audit_checks, warehouse
 from inspire_build.config import Settings
@@ -138,3 +139,28 @@ def test_a_search_that_could_not_be_made_is_no_pass() -> None:
         "not run: the search for works first public from 2025-04-01 failed: "
         "gave up after 7 attempts"
     )
+
+
+@pytest.mark.parametrize(
+    "quoted",
+    [
+        "arXiv:2008.00005",
+        "2008.00005v2",
+        "doi 10.5555/sandbox.451",
+        "OpenAlex W4100000902",
+        "CorpusId 250000902",
+        "CorpusID:250000902",
+        "hep-th/9901001",
+    ],  # fmt: skip
+)
+def test_a_paper_identifier_fails_the_lexical_check(quoted: str) -> None:
+    """A curator's rewrite quoting an antecedent's IDs passed every check and was published;
+    no brief needs an identifier, and any one names a paper."""
+    found = audit.lexical("b", f"Build on the method of {quoted}, under drift.", [], [])
+    assert not found.passed and found.detail.startswith("contains: ")
+
+
+def test_numbers_and_years_are_no_identifiers() -> None:
+    for text in ("Recall rose 12.5 points over 2019-2021.", "It scales to 10,000 users.",
+                 "The W3C standard, version 2.0."):  # fmt: skip
+        assert audit.lexical("b", text, [], []).passed, text

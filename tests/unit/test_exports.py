@@ -186,6 +186,8 @@ def test_the_public_folder_is_a_hub_dataset_that_names_no_target(tmp_path: Path)
         "See doi 10.1145/3000002 for the details.",  # a target's DOI
         "It builds on DISTILLED  graph-indexes for dense passage search.",  # a T3 title
         "Compare arXiv:2503.01234.",  # a target's arXiv ID
+        "It builds on arxiv:2301.00001, as a curator's rewrite may say.",  # the gold's ID
+        "It builds on 10.5555/t3.1 (doi).",  # the gold's DOI, known to the search corpus alone
     ],
 )
 def test_a_planted_leak_fails_the_export_and_leaves_no_public_file(
@@ -194,6 +196,9 @@ def test_a_planted_leak_fails_the_export_and_leaves_no_public_file(
     built = build(tmp_path)
     target = next(iter(TARGETS))
     plant(
+        built.path, "INSERT INTO corpus_ids VALUES ('doi', '10.5555/t3.1', 'arxiv:2301.00001')", []
+    )
+    plant(
         built.path,
         "UPDATE instances SET brief = brief || ' ' || ? WHERE instance_id = ?",
         [leak, built.ids[target]],
@@ -201,7 +206,7 @@ def test_a_planted_leak_fails_the_export_and_leaves_no_public_file(
     out = tmp_path / "export"
     result = inspire(built.path, "export", "--force", "--split", "eval", "--out", str(out))
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "names a target" in result.stderr
+    assert "names a target or its gold" in result.stderr
     assert not (out / "public").exists() and not (out / "dataset_card.md").exists()
     assert not list(tmp_path.glob(".export.export-*"))
 
