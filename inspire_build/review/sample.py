@@ -43,15 +43,23 @@ def _split_of(con: duckdb.DuckDBPyConnection, split: str, version_id: str) -> No
     header = reviews.version(con, version_id) or {}
     if header.get("split") != split:
         raise InputError(f"version {version_id} is of split {header.get('split')!r}, not {split!r}")
+    if header.get("reviews"):  # its grades hold the curators' regrades: each would "agree"
+        base = base_of(con, version_id)
+        raise InputError(
+            f"version {version_id} applies curators' reviews: its tiers are theirs, so a sample "
+            f"of it would count every regrade as agreement with the model; sample {base}"
+        )
 
 
 def draw_sample(
     con: duckdb.DuckDBPyConnection, split: str, version_id: str | None, n: int, seed: int = 0
 ) -> Drawn:
-    """Draw ``n`` instances of ``version_id`` (default: the split's latest) for review and store
-    them as the version's sample, replacing any drawn before; ``n`` above the version's size
-    draws them all. Raises InputError for an unknown version, another split's, or ``n`` < 1."""
-    chosen = version_id or splits.latest_version(con, split)
+    """Draw ``n`` instances of ``version_id`` (default: the split's latest, or the version it
+    applies reviews to) for review and store them as the version's sample, replacing any drawn
+    before; ``n`` above the version's size draws them all. Raises InputError for an unknown
+    version, another split's, one made by ``--apply-reviews``, or ``n`` < 1."""
+    # the latest version, or the one it applies reviews to: a sample measures the model
+    chosen = version_id or base_of(con, splits.latest_version(con, split))
     _split_of(con, split, chosen)
     if n < 1:
         raise InputError(f"--n must be at least 1, not {n}")

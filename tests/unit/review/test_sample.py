@@ -107,6 +107,11 @@ def test_a_reviewed_sample_puts_agreement_with_intervals_and_n_in_the_card(
     exports.export(con, KEYED, "eval", made, tmp_path / "applied", force=True)
     applied = _section((tmp_path / "applied" / "dataset_card.md").read_text(encoding="utf-8"))
     assert applied == section
+    # The reviewed version's tiers are the curators': sampled, every regrade would "agree"
+    # (a user saw kappa 0.88 become 1.00). Refused by name; the default samples its base.
+    with pytest.raises(InputError, match=f"applies curators' reviews.*sample {VERSION}"):
+        sample.draw_sample(con, "eval", made, 2)
+    assert sample.draw_sample(con, "eval", None, 2).version_id == VERSION
 
 
 def test_no_sample_is_said_plainly_and_the_audit_prints_the_figures(
