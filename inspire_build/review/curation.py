@@ -361,8 +361,8 @@ class Curation:
             return _Made(None, {"state": decided.state.value}, {"reason": note})
         if action is Action.GRADE:
             return self._regrade(row, form, decided, note)
-        if action is Action.LEAK:
-            return _leak(str(row["brief"]), form, decided, note)
+        if action is Action.LEAK:  # on the brief the page shows: a standing rewrite, if any
+            return _leak(_shown_brief(row, decided), form, decided, note)
         return self._rewrite(row, form, decided)
 
     def _regrade(
@@ -394,7 +394,7 @@ class Curation:
             raise InputError("an edited brief needs its text")
         if len(text) > decisions.MAX_BRIEF:
             raise InputError(f"an edited brief has at most {decisions.MAX_BRIEF:,} characters")
-        now = str(decided.brief.after["text"]) if decided.brief is not None else str(row["brief"])
+        now = _shown_brief(row, decided)
         if text.split() == now.split():
             raise InputError("the brief is unchanged")
         iid, target_id = str(row["instance_id"]), str(row["target_id"])
@@ -406,7 +406,8 @@ class Curation:
                 {k: v for k, v in f.items() if k != "instance_id"}
                 for f in table.findings(self.con, self.version, iid)
             ]
-            return _Made(None, before, {"text": text, "words": words, "findings": own})
+            restored = {"text": text, "words": words, "findings": own, "restored": True}
+            return _Made(None, before, restored)
         failed = brief_rules(self.con, target_id, text)
         if failed:
             return _Made(None, before, {"text": text, "words": words, "failed": failed}, True)
@@ -458,6 +459,12 @@ def _based_on(form: Mapping[str, str], standing: Review | None) -> int | None:
             standing,
         )
     return int(given) or None
+
+
+def _shown_brief(row: Mapping[str, Any], decided: Standing) -> str:
+    """The brief an instance's page shows: the standing rewrite (or draft), else the
+    version's own."""
+    return str(decided.brief.after["text"]) if decided.brief is not None else str(row["brief"])
 
 
 def _leak(brief: str, form: Mapping[str, str], decided: Standing, note: str) -> _Made:

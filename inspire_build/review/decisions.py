@@ -94,8 +94,10 @@ class Standing:
 
     @property
     def corrected(self) -> bool:
-        """A regrade or an edited brief (not a draft) stands."""
-        return bool(self.grades) or (self.brief is not None and not self.brief.draft)
+        """A regrade or an edited brief stands (not a draft, nor the version's own put back)."""
+        brief = self.brief
+        edited = brief is not None and not brief.draft and not brief.after.get("restored")
+        return bool(self.grades) or edited
 
     @property
     def drafted(self) -> bool:
@@ -347,6 +349,8 @@ def describe(review: Review) -> str:
         if review.draft:
             broken = "; ".join(after.get("failed", ())) or "a build rule"
             return f"kept a draft of the brief ({words[0]} -> {words[1]} words; breaks {broken})"
+        if after.get("restored"):
+            return f"put the version's own brief back ({words[0]} -> {words[1]} words)"
         failed = [f["check"] for f in after.get("findings", ()) if not f.get("passed")]
         said = f"re-audit failed {', '.join(failed)}" if failed else "re-audit passed"
         return f"rewrote the brief ({words[0]} -> {words[1]} words; {said})"

@@ -12,6 +12,7 @@ import pytest
 
 from inspire_build.config import Settings
 from inspire_build.errors import InputError
+from inspire_build.review import decisions
 from inspire_build.review.curation import (
     Curation,
     Stale,
@@ -187,6 +188,24 @@ def test_a_brief_that_breaks_a_build_rule_is_kept_as_a_draft_not_re_audited(
     ]  # fmt: skip
     assert _reviews(con)[1][8:] == (1, False)
     assert not curation.rows()[0].decided.drafted
+    # put back, it is no correction, and its history says what happened (no re-audit ran)
+    assert not curation.rows()[0].decided.corrected and progress(curation.rows())["corrected"] == 0
+    put_back = curation.rows()[0].decided.brief
+    assert put_back is not None
+    assert decisions.describe(put_back).startswith("put the version's own brief back (")
+
+
+def test_a_leak_mark_made_after_a_rewrite_marks_the_rewrite(
+    curation: Curation, con: duckdb.DuckDBPyConnection
+) -> None:
+    """The mark went on the version's brief while the page showed the curator's rewrite, so
+    the applied version shipped the rewrite with no mark, and its audit passed it."""
+    decide(curation, IA, "brief", {"text": GOOD_A})
+    decide(curation, IA, "leak", {"leaking": "true", "note": "the setting names it"})
+    marked = json.loads(str(_reviews(con)[1][7]))
+    assert marked["brief"] == GOOD_A
+    decided = curation.rows()[0].decided
+    assert decisions.leak_holds(decided, GOOD_A) and not decisions.leak_holds(decided, BRIEF_A)
 
 
 def test_a_decision_made_over_a_replaced_one_is_refused_as_stale(
