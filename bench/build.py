@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _checkout  # noqa: F401  (this checkout first on the path)
 import duckdb
 import requests
 from sandbox_speed import free_port, wait_until_up

@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import _checkout  # noqa: F401  (this checkout first on the path)
 import orjson
 from build import measure
 

@@ -12,6 +12,7 @@ import json
 import random
 import time
 
+import _checkout  # noqa: F401  (this checkout first on the path)
 import pytrec_eval
 
 from inspire_build.evaluation import bootstrap, funnel, metrics

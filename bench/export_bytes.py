@@ -16,6 +16,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import _checkout  # noqa: F401  (this checkout first on the path)
+
 from inspire_build import exports, pipeline, splits, warehouse
 from inspire_build.config import get_settings
 from inspire_build.sandbox import server, world

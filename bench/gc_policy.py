@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import _checkout  # noqa: F401  (this checkout first on the path)
 
 DEFAULT = (700, 10, 10)  # Python's
 

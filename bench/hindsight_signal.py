@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _checkout  # noqa: F401  (this checkout first on the path)
+
 from inspire_build import hindsight, pipeline, splits, warehouse
 from inspire_build.env import agents, backends, run, store
 from inspire_build.env.core import SearchEnv

@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+import _checkout  # noqa: F401  (this checkout first on the path)
 import requests
 
 from inspire_build.local_server import free_port

@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 
+import _checkout  # noqa: F401  (this checkout first on the path)
 from build import SOURCES, Measured, measure
 
 

@@ -18,19 +18,18 @@ import datetime as dt
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import _checkout  # noqa: F401  (this checkout first on the path)
 
-from inspire_build import warehouse  # noqa: E402
-from inspire_build.env import backends, store  # noqa: E402
-from inspire_build.sandbox import corpus as world_corpus  # noqa: E402
-from inspire_build.sandbox import world  # noqa: E402
-from tests.unit.env.test_backends import whole_corpus_bm25  # noqa: E402 (the old one)
+from inspire_build import warehouse
+from inspire_build.env import backends, store
+from inspire_build.sandbox import corpus as world_corpus
+from inspire_build.sandbox import world
+from tests.unit.env.test_backends import whole_corpus_bm25  # the old one
 
 Ask = tuple[str, dt.date]
 

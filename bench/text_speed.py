@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import _checkout  # noqa: F401  (this checkout first on the path)
 
-from inspire_build.briefs import redactions  # noqa: E402
-from inspire_build.lineage import normalise_title, title_candidates  # noqa: E402
-from inspire_build.llm_rules import FRAME, redact  # noqa: E402
-from inspire_build.sandbox import world  # noqa: E402
-from tests.unit.test_lineage import by_pairs  # noqa: E402  (the replaced implementations)
-from tests.unit.test_llm_rules import by_expression  # noqa: E402
+from inspire_build.briefs import redactions
+from inspire_build.lineage import normalise_title, title_candidates
+from inspire_build.llm_rules import FRAME, redact
+from inspire_build.sandbox import world
+from tests.unit.test_lineage import by_pairs  # the replaced implementations
+from tests.unit.test_llm_rules import by_expression
 
 
 def main() -> None:

@@ -38,10 +38,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import _checkout  # noqa: F401  (this checkout first on the path)
 import duckdb
 import requests
 
-from inspire_build import gold, pipeline, splits, warehouse
+from inspire_build import gold, grading, pipeline, splits, warehouse
 from inspire_build.briefs import MAX_WORDS, MIN_WORDS
 from inspire_build.config import Settings
 from inspire_build.env import agents, backends, run, store
@@ -74,10 +75,12 @@ OWNERS = {
     "antecedent_precision": "model",
     "antecedent_recall": "model",
     "bm25_brief_ndcg10": "model",
+    "oracle_problem_ndcg10": "pipeline",  # bm25 on the true problem: the bound bm25's is under
     "grade_ceiling_kappa": "pipeline",
     "grade_ceiling_recall": "pipeline",
     "no_evidence_share": "pipeline",
     "injected_catch": "pipeline",
+    "injected_clean_rejected": "pipeline",  # the control: a check that rejects all catches all
     "distinct_problem_share": "model",
     "distinct_problem_ceiling": "pipeline",
 }
@@ -150,9 +153,15 @@ def _signature(reference: Mapping[str, Any], same_topic: bool) -> tuple[Any, ...
 
 
 def graded(
-    con: duckdb.DuckDBPyConnection, version: str, ids: Mapping[str, world.Record], truth: Any
+    con: duckdb.DuckDBPyConnection,
+    version: str,
+    ids: Mapping[str, world.Record],
+    truth: Any,
+    evidence: str = "full",
 ) -> Graded:
-    """Every graded reference of the version's instances, against its true tier."""
+    """Every graded reference of the version's instances, against its true tier, with the
+    evidence the grade prompt showed of it: under ``--grade-evidence none`` nothing (its
+    ceiling is then chance, and every reference counts as shown no evidence)."""
     rows = con.execute(
         "SELECT g.target_id, g.paper_id, g.tier FROM grades g JOIN instances i "
         "ON i.target_id = g.target_id AND i.version_id = ? ORDER BY 1, 2",
@@ -167,12 +176,15 @@ def graded(
             inputs = gold.load_inputs(con, str(target_id))
             shown[target_id] = {str(a["id"]): a for a in inputs.antecedents}
         reference = shown[target_id].get(str(paper_id), {})
+        same_topic = cited.topic == target.topic  # the titles and abstracts show it
+        if evidence == "none":
+            reference, same_topic = grading.withheld({"id": paper_id}), False
         actual = int(truth[target.key]["tiers"].get(cited.work, 0))
         found.pairs.append((actual, int(tier)))
         found.true.setdefault(target.work, {})[cited.work] = actual
         if int(tier) > 0:
             found.gold.setdefault(target.work, set()).add(cited.work)
-        found.evidence.append((_signature(reference, cited.topic == target.topic), actual))
+        found.evidence.append((_signature(reference, same_topic), actual))
         found.bare += not reference.get("contexts") and not reference.get("intents")
     return found
 
@@ -310,7 +322,7 @@ def measure(root: Path, args: argparse.Namespace) -> dict[str, Any]:
             written = requests.get(f"{base}/_sandbox/llm/briefs", timeout=30).json()
             own_model = not args.llm_base_url
             briefs = brief_outcomes(con, written) if own_model else []
-            found = graded(con, version, ids, truth)
+            found = graded(con, version, ids, truth, settings.grade_evidence)
             tally = injected(con, settings, version, ids, found)
             made = versions.briefs(con, version)
             problems = [b.partition("\n\n")[0] for _, _, b in made]

@@ -416,7 +416,9 @@ def _attach(work: ResolvedWork, record: Paper) -> None:
 
 
 def lower_bound(results: Sequence[TargetLineage]) -> dict[str, int]:
-    """The fewest HTTP calls per source that could have resolved these targets.
+    """About the fewest HTTP calls per source that could have resolved these targets: a bound
+    for a build to be measured against, not a proof (a run asked 86 against 87: a target
+    whose S2 list came in the batch, or works S2 need not be asked for, beat it).
 
     OpenAlex ⌈unique works / 100⌉; S2 one reference page per 1,000 listed references of each
     target plus ⌈unique works / 500⌉ batch calls; arXiv ⌈arXiv IDs / 100⌉.
