@@ -13,6 +13,7 @@ ROOT = UNIT.parents[1]
 # The tests of the project as a whole, at the top of tests/unit/.
 PROJECT_WIDE = {
     "test_architecture.py",  # the layers' import rules, over every module
+    "test_bench.py",  # bench/'s scripts measure the checkout they sit in
     "test_conformance_gate.py",  # tests/conformance/ skips, or fails under CI=true
     "test_layout.py",  # this file
 }

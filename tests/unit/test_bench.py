@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[3] / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def test_a_script_in_another_checkout_imports_that_checkouts_package(tmp_path: Path) -> None:
