@@ -146,6 +146,8 @@ def apply_reviews(
             **{k: v for k, v in counts.items() if k.startswith("targets_")},
             "instances": len(kept),
             "graded_antecedents": sum(len(r.antecedents) for r in kept),
+            # accepted by the build, dropped by curators: 11 accepted beside 9 instances add up
+            "dropped_by_curators": figures.rejected + figures.emptied,
         },
         created_at=now,
         status=VersionStatus.COMPLETE,
