@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
+from inspire_build import boundary
 from inspire_build.briefs import mentioned
 from inspire_build.lineage import normalise_title
 from inspire_build.models import (
@@ -100,7 +101,7 @@ def retrieval_verdict(
     if target_id not in ids:
         return False, f"target not in the top {k}"
     score = ranked[ids.index(target_id)][1]
-    rank = 1 + sum(1 for _, other in ranked if other > score)  # ties: not by ID (rank_of)
+    rank = boundary.rank_of(target_id, dict(ranked))  # a tie is no paper above it
     outside = ranked[k][1] if len(ranked) > k else 0.0
     above = score / outside - 1 if outside > 0 else float("inf")
     if above > margin:

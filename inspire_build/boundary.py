@@ -274,13 +274,6 @@ def judge(
     return Judgement(Verdict.PASSED, ())
 
 
-def bm25_rank(query: Iterable[str], docs: Mapping[str, Counter[str]]) -> list[str]:
-    """The docs (ID -> token counts) that share a token with ``query``, best first by bm25 (k1
-    1.2, b 0.75) with statistics of these docs alone; ties by ID."""
-    scores = bm25_scores(query, docs)
-    return sorted(scores, key=lambda p: (-scores[p], p))
-
-
 def rank_of(target: str, scores: Mapping[str, float]) -> int | None:
     """The target's place among ``scores``: one more than the papers scoring above it, so a
     tie counts for the attacker (who cannot tell tied papers apart) and IDs, which a paper's
@@ -291,7 +284,8 @@ def rank_of(target: str, scores: Mapping[str, float]) -> int | None:
 
 
 def bm25_scores(query: Iterable[str], docs: Mapping[str, Counter[str]]) -> dict[str, float]:
-    """ID -> bm25 score (rounded to 9 places) of each doc that shares a token with ``query``."""
+    """ID -> bm25 score (k1 1.2, b 0.75, with statistics of these docs alone; rounded to 9
+    places) of each doc (ID -> token counts) that shares a token with ``query``."""
     n = len(docs)
     lengths = {paper_id: sum(counts.values()) for paper_id, counts in docs.items()}
     average = (sum(lengths.values()) / n if n else 0.0) or 1.0
