@@ -17,13 +17,18 @@ def test_a_script_in_another_checkout_imports_that_checkouts_package(tmp_path: P
     shutil.copy(BENCH / "_checkout.py", tmp_path / "bench" / "_checkout.py")
     (tmp_path / "inspire_build").mkdir()
     (tmp_path / "inspire_build" / "__init__.py").write_text("MARK = 'the copy'\n")
+    (tmp_path / "prompts").mkdir()  # mapped to inspire_build.prompts, as pyproject.toml maps it
+    (tmp_path / "prompts" / "__init__.py").write_text("MARK = 'its prompts'\n")
     probe = tmp_path / "bench" / "probe.py"
-    probe.write_text("import _checkout\nimport inspire_build\nprint(inspire_build.MARK)\n")
+    probe.write_text(
+        "import _checkout\nimport inspire_build\nimport inspire_build.prompts as p\n"
+        "print(inspire_build.MARK, '/', p.MARK)\n"
+    )
     shown = subprocess.run(
         [sys.executable, str(probe)], capture_output=True, text=True, cwd="/", timeout=60
     )
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.strip() == "the copy"
+    assert shown.stdout.strip() == "the copy / its prompts"
 
 
 def test_every_bench_script_imports_it_before_the_package() -> None:
