@@ -3,7 +3,9 @@
 The validity bench takes each brief the pipeline accepted, inserts one labelled leak at a time,
 and runs the build's checks on the result. Each form is a sentence that gives the solution
 away in one way; the verbatim forms carry the target's own strings, the paraphrase forms say
-the same in other words. A form no check catches is reported, never hidden.
+the same in words no paper of the world holds (:data:`SYNONYMS`), as a model that read the
+target could: only a check that reads meaning can catch them. A form no check catches is
+reported, never hidden.
 """
 
 from __future__ import annotations
@@ -26,6 +28,71 @@ PARAPHRASE = ("name_paraphrase", "title_paraphrase")
 FORMS = (*VERBATIM, *PARAPHRASE)
 
 
+# The world's vocabulary said in other words: none of these words is in any paper of a world
+# (a test holds that), so a paraphrase shares no word with its target but the topic's own.
+SYNONYMS = {
+    # the method nouns of coined names
+    "router": "dispatcher",
+    "sampler": "drawer of examples",
+    "encoder": "representation builder",
+    "planner": "step arranger",
+    "indexer": "lookup builder",
+    "solver": "puzzle cracker",
+    "mixer": "blender",
+    "tuner": "knob turner",
+    # adjectives of titles
+    "scalable": "growable",
+    "robust": "hard to upset",
+    "sparse": "mostly empty",
+    "adaptive": "self-adjusting",
+    "efficient": "thrifty",
+    "contrastive": "pairwise differencing",
+    "hierarchical": "tree-shaped",
+    "causal": "cause-and-effect",
+    "federated": "spread across owners",
+    "generative": "sample-producing",
+    "neural": "brain-inspired",
+    "streaming": "on-the-fly",
+    # mechanisms
+    "attention": "learned focusing",
+    "distillation": "teacher-to-pupil transfer",
+    "pruning": "trimming",
+    "quantization": "low-precision arithmetic",
+    "gating": "learned switches",
+    "hashing": "bucketed keys",
+    "caching": "kept intermediate answers",
+    "reweighting": "rebalanced importance",
+    "bootstrapping": "resampling with replacement",
+    "factorization": "splitting into slim factors",
+    "diffusion": "iterative noise reversal",
+    "curriculum": "lessons graded from easy to hard",
+    "ensembling": "committees of voters",
+    "prompting": "instruction templates",
+    "regularization": "complexity penalties",
+    "recurrence": "looping hidden state",
+    "sketching": "compact synopses",
+    "tokenization": "chopping text into pieces",
+    # tasks, and the title's "-aware"
+    "ranking": "ordering",
+    "segmentation": "carving into regions",
+    "forecasting": "predicting what comes next",
+    "scheduling": "timetabling",
+    "compression": "shrinking footprints",
+    "alignment": "bringing into correspondence",
+    "tracking": "following over time",
+    "parsing": "syntactic analysis",
+    "clustering": "grouping alike items",
+    "denoising": "cleaning corrupted recordings",
+    "routing": "pathfinding",
+    "summarization": "condensing",
+    "localization": "pinpointing",
+    "calibration": "confidence adjustment",
+    "matching": "pairing up",
+    "imputation": "filling gaps",
+    "aware": "mindful",
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class Facts:
     """What a leak can give away of a target: from the world's truth (the injector is the
@@ -44,19 +111,26 @@ def _title_words(title: str) -> list[str]:
 
 
 def _title_paraphrase(title: str) -> str | None:
-    """The title's content words in reverse order, joined loosely: no 4 of them in a row."""
-    found = list(dict.fromkeys(_title_words(title)))
-    if len(found) < 3:
+    """The title after its method's name, each word the table knows said otherwise: "Velkora
+    Router: Adaptive gating for lumen-aware ranking" as "self-adjusting learned switches for
+    lumen-mindful ordering" (the topic's coined word stays: every work of the topic shares it).
+    None when fewer than three of its words have other words."""
+    _, colon, rest = title.partition(":")
+    rest = re.sub(r"\s*\(.*?\)", "", rest if colon else title).strip()  # "(extended version)"
+    if sum(word in SYNONYMS for word in _title_words(rest)) < 3:
         return None
-    return ", ".join(reversed(found[:-1])) + f" and {found[-1]} together"
+    return re.sub(r"[A-Za-z]+", lambda m: SYNONYMS.get(m[0].lower(), m[0].lower()), rest)
 
 
-def _name_paraphrase(name: str) -> str | None:
-    """A coined "Solkar Router" said as "a router in the style of solkar"."""
+def _name_paraphrase(name: str, mechanism: tuple[str, ...]) -> str | None:
+    """What a coined name stands for, without it: "Velkora Router" with gating and hashing as
+    "a dispatcher built on learned switches and bucketed keys". None without a known kind or
+    two known mechanisms."""
     words = name.split()
-    if len(words) < 2:
+    kind, how = words[-1].lower() if len(words) > 1 else "", mechanism[:2]
+    if kind not in SYNONYMS or len(how) < 2 or not all(m in SYNONYMS for m in how):
         return None
-    return f"a {words[-1].lower()} in the style of {' '.join(words[:-1]).lower()}"
+    return f"a {SYNONYMS[kind]} built on {SYNONYMS[how[0]]} and {SYNONYMS[how[1]]}"
 
 
 def sentence(form: str, facts: Facts, rng: random.Random) -> str | None:
@@ -69,7 +143,7 @@ def sentence(form: str, facts: Facts, rng: random.Random) -> str | None:
         "result_number": facts.result_numbers[0] if facts.result_numbers else None,
         "mechanism_words": " and ".join(facts.mechanism[:2]) if len(facts.mechanism) > 1 else None,
         "antecedent_title": facts.antecedent_title,
-        "name_paraphrase": _name_paraphrase(facts.method_name),
+        "name_paraphrase": _name_paraphrase(facts.method_name, facts.mechanism),
         "title_paraphrase": _title_paraphrase(facts.title),
     }[form]
     return None if said is None else f"One promising direction is related to {said}."

@@ -10,6 +10,7 @@ import pytest
 from inspire_build.briefs import mentions, title_ngrams
 from inspire_build.sandbox import leaks as L
 from inspire_build.sandbox.world import WorldConfig, generate
+from inspire_build.text import content_words
 
 TITLE = "Velkora Router: Adaptive gating for lumen-aware ranking"
 FACTS = L.Facts(
@@ -50,11 +51,8 @@ def test_the_forms_are_the_verbatim_ones_then_the_paraphrases() -> None:
         ("result_number", "12.4%"),
         ("mechanism_words", "gating and hashing"),
         ("antecedent_title", "Sparse attention nets for lumen archives"),
-        ("name_paraphrase", "a router in the style of velkora"),
-        (
-            "title_paraphrase",
-            "aware, lumen, gating, adaptive, router, velkora and ranking together",
-        ),
+        ("name_paraphrase", "a dispatcher built on learned switches and bucketed keys"),
+        ("title_paraphrase", "self-adjusting learned switches for lumen-mindful ordering"),
     ],
 )
 def test_each_form_gives_its_sentence(form: str, said: str) -> None:
@@ -84,9 +82,13 @@ def test_the_same_dice_give_the_same_title_gram() -> None:
         ("mechanism_words", {"mechanism": ("gating",)}),
         ("antecedent_title", {"antecedent_title": None}),
         ("name_paraphrase", {"method_name": ""}),
-        ("name_paraphrase", {"method_name": "Velkora"}),  # one word: nothing to paraphrase
+        ("name_paraphrase", {"method_name": "Velkora"}),  # no kind of method to say otherwise
+        ("name_paraphrase", {"method_name": "Velkora Widget"}),
+        ("name_paraphrase", {"mechanism": ("gating",)}),
+        ("name_paraphrase", {"mechanism": ("gating", "juggling")}),
         ("title_paraphrase", {"title": ""}),
         ("title_paraphrase", {"title": "Lumen ranking"}),
+        ("title_paraphrase", {"title": "Velkora Router: lumen widgets for ranking"}),
     ],
 )
 def test_a_form_the_facts_cannot_give_is_none(form: str, missing: dict[str, object]) -> None:
@@ -114,6 +116,48 @@ def test_no_title_paraphrase_of_a_generated_world_holds_a_title_4_gram() -> None
             continue
         checked += 1
         assert not [g for g in title_ngrams(record.title) if mentions(leak, g)], record.title
+    assert checked >= 100
+
+
+def _world_words(seed: int) -> set[str]:
+    world = generate(WorldConfig(seed=seed, papers=400))
+    words: set[str] = set()
+    for record in world.records:
+        for text in (record.title, record.s2_title, record.abstract):
+            words.update(content_words(text))
+        for citation in record.references:
+            for context in citation.contexts:
+                words.update(content_words(context))
+    return words
+
+
+def test_no_word_said_otherwise_is_in_any_paper_of_a_world() -> None:
+    words = _world_words(1) | _world_words(2)
+    assert len(words) > 900
+    held = {k: v for k, v in L.SYNONYMS.items() if set(content_words(v.replace("-", " "))) & words}
+    assert held == {}
+
+
+def test_a_paraphrase_shares_no_word_with_its_target_but_its_fields() -> None:
+    world = generate(WorldConfig(seed=3, papers=150))
+    checked = 0
+    for record in world.records:
+        if record.hostile or not record.method_name:
+            continue
+        facts = dataclasses.replace(
+            FACTS,
+            method_name=record.method_name,
+            title=record.title,
+            mechanism=tuple(record.mechanism),
+        )
+        own = set(content_words(f"{record.title} {record.abstract}".replace("-", " ")))
+        field = set(content_words(" ".join(record.problem_terms[:5])))  # every work's of it
+        for form in L.PARAPHRASE:
+            leak = L.sentence(form, facts, random.Random(0))
+            assert leak is not None, (form, record.title)
+            said = set(content_words(leak.replace("-", " "))) - set(content_words(LEAD))
+            assert said & own <= field, (form, record.title, said & own)
+            checked += 1
     assert checked >= 100
 
 
