@@ -31,7 +31,6 @@ import dataclasses
 import json
 import os
 import random
-import re
 import tempfile
 import time
 from collections.abc import Mapping
@@ -57,6 +56,7 @@ from inspire_build.sandbox.llm_truth import TruthRates
 from inspire_build.sandbox.openai_api import OpenAIConfig
 from inspire_build.sources import make_client
 from inspire_build.tables import versions
+from inspire_build.templates import load_prompts
 from inspire_build.text import split_abstract
 
 RAISED = 3.0  # --rates raised multiplies every failure rate by this
@@ -128,28 +128,8 @@ class Graded:
     pairs: list[tuple[int, int]] = dataclasses.field(default_factory=list)  # (true, given)
     gold: dict[str, set[str]] = dataclasses.field(default_factory=dict)
     true: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
-    evidence: list[tuple[Any, int]] = dataclasses.field(default_factory=list)  # (signature, tier)
+    evidence: list[tuple[validity.Evidence, int]] = dataclasses.field(default_factory=list)
     bare: int = 0  # references shown with no context and no intent
-
-
-def _template(context: str, title: str) -> str:
-    """A context's wording without the reference's own words or its citation number."""
-    own = set(title.lower().split())
-    kept = [w for w in re.sub(r"\[\d+\]|[^\w\s]", " ", context.lower()).split() if w not in own]
-    return " ".join(kept)
-
-
-def _signature(reference: Mapping[str, Any], same_topic: bool) -> tuple[Any, ...]:
-    """What the grade prompt shows of a reference, as an evidence class."""
-    contexts = list(reference.get("contexts") or [])
-    title = str(reference.get("title") or "")
-    return (
-        tuple(sorted({_template(c, title) for c in contexts})),
-        min(len(contexts), 4),
-        tuple(sorted(reference.get("intents") or [])),
-        bool(reference.get("influential")),
-        same_topic,
-    )
 
 
 def graded(
@@ -160,8 +140,10 @@ def graded(
     evidence: str = "full",
 ) -> Graded:
     """Every graded reference of the version's instances, against its true tier, with the
-    evidence the grade prompt showed of it: under ``--grade-evidence none`` nothing (its
-    ceiling is then chance, and every reference counts as shown no evidence)."""
+    evidence the grade template renders of it (:func:`validity.shown_evidence`): under
+    ``--grade-evidence none`` nothing (its ceiling is then chance, and every reference counts as
+    shown no evidence)."""
+    prompt = load_prompts()["grade"]  # the checkout's, as the build rendered it
     rows = con.execute(
         "SELECT g.target_id, g.paper_id, g.tier FROM grades g JOIN instances i "
         "ON i.target_id = g.target_id AND i.version_id = ? ORDER BY 1, 2",
@@ -175,17 +157,17 @@ def graded(
         if target_id not in shown:
             inputs = gold.load_inputs(con, str(target_id))
             shown[target_id] = {str(a["id"]): a for a in inputs.antecedents}
-        reference = shown[target_id].get(str(paper_id), {})
-        same_topic = cited.topic == target.topic  # the titles and abstracts show it
+        reference = shown[target_id].get(str(paper_id), {"id": paper_id})
         if evidence == "none":
-            reference, same_topic = grading.withheld({"id": paper_id}), False
+            reference = grading.withheld({"id": paper_id})
         actual = int(truth[target.key]["tiers"].get(cited.work, 0))
         found.pairs.append((actual, int(tier)))
         found.true.setdefault(target.work, {})[cited.work] = actual
         if int(tier) > 0:
             found.gold.setdefault(target.work, set()).add(cited.work)
-        found.evidence.append((_signature(reference, same_topic), actual))
-        found.bare += not reference.get("contexts") and not reference.get("intents")
+        seen = validity.shown_evidence(prompt, reference, cited.topic == target.topic)
+        found.evidence.append((seen, actual))
+        found.bare += seen.bare
     return found
 
 

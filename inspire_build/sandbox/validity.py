@@ -8,11 +8,14 @@ and the gold (tiers 1-3) with the true antecedents among the references that rea
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
-from inspire_build import card
+from inspire_build import card, grading
 from inspire_build.evaluation.kappa import TIERS, matrix_kappa
+from inspire_build.templates import Prompt
 
 IDENTITY_PLANTS = frozenset({"leak_name", "leak_acronym", "leak_title"})
 MECHANISM_PLANTS = frozenset({"leak_mechanism", "leak_numbers"})
@@ -86,6 +89,57 @@ def gold_scores(gold: Mapping[str, set[str]], truth: Mapping[str, Mapping[str, i
 
 
 # --- the evidence ceiling -----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """What the rendered grade prompt shows of one reference, as an evidence class: a piece the
+    template does not render is None (or, for contexts, left out), whatever the pipeline gave."""
+
+    contexts: tuple[str, ...]  # each shown context's wording, less the reference's own words
+    mentions: int | None
+    intents: tuple[str, ...] | None
+    influential: bool | None
+    same_topic: bool | None  # the title or abstract shows the reference's topic
+
+    @property
+    def bare(self) -> bool:
+        """No context and no intent shown."""
+        return not self.contexts and not self.intents
+
+
+def _wording(context: str, title: str) -> str:
+    """A context's wording without the reference's own words or its citation number."""
+    own = set(title.lower().split())
+    kept = [w for w in re.sub(r"\[\d+\]|[^\w\s]", " ", context.lower()).split() if w not in own]
+    return " ".join(kept)
+
+
+def shown_evidence(prompt: Prompt, reference: Mapping[str, Any], same_topic: bool) -> Evidence:
+    """The evidence ``prompt`` (the grade template) renders of ``reference``: a piece counts only
+    if the reference's block changes without it, so a template that drops a piece drops it from
+    the ceiling too, however the pipeline gathered it."""
+    item = grading.shown({**reference, "mentions": len(reference.get("contexts") or [])}, 1)
+
+    def block(changed: Mapping[str, Any]) -> str:
+        return prompt.render(grading.part_context("", "", [{**item, **changed}], 1, 1))
+
+    whole = block({})
+
+    def shows(**changed: Any) -> bool:
+        return block(changed) != whole
+
+    contexts = item["contexts"]
+    kept = [c for i, c in enumerate(contexts) if shows(contexts=contexts[:i] + contexts[i + 1 :])]
+    intents, influential = item["intents"], item["influential"]
+    topic = bool(item["title"] or item["abstract"]) and shows(title="", abstract="")
+    return Evidence(
+        tuple(sorted({_wording(c, item["title"]) for c in kept})),
+        min(item["mentions"], 4) if shows(mentions=item["mentions"] + 1) else None,
+        tuple(sorted(intents)) if shows(intents=[] if intents else ["methodology"]) else None,
+        influential if shows(influential=not influential) else None,
+        same_topic if topic else None,
+    )
 
 
 @dataclasses.dataclass(frozen=True)

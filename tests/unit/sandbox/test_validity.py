@@ -7,8 +7,10 @@ import random
 
 import pytest
 
+from inspire_build import grading
 from inspire_build.evaluation.kappa import TIERS, quadratic_kappa
 from inspire_build.sandbox import validity as V
+from inspire_build.templates import Prompt, load_prompts
 
 
 def test_catch_and_false_rejection_shares() -> None:
@@ -108,3 +110,51 @@ def test_distinct_bound_matches_a_simulated_writer() -> None:
     reached = (1 - 4 / size) * V._alone(6, size, 120)
     assert own / (6 * trials) == pytest.approx(reached, abs=0.015)
     assert V.distinct_bound(6, 4, 120)[0] >= reached
+
+
+REFERENCE = {
+    "id": "arxiv:2101.00001",
+    "title": "Lumen archives at scale",
+    "abstract": "We study lumen archives.",
+    "contexts": ["We build on Lumen archives at scale [12].", "Unlike [3], we prune."],
+    "intents": ["methodology"],
+    "influential": True,
+}
+
+
+def _grade_prompt(source: str | None = None) -> Prompt:
+    prompt = load_prompts()["grade"]
+    return prompt if source is None else Prompt("grade", "test", source)
+
+
+def test_the_grade_template_shows_every_piece_of_evidence() -> None:
+    seen = V.shown_evidence(_grade_prompt(), REFERENCE, same_topic=True)
+    assert seen == V.Evidence(
+        contexts=("unlike we prune", "we build on"),  # the title's words and [n] taken out
+        mentions=2,
+        intents=("methodology",),
+        influential=True,
+        same_topic=True,
+    )
+    assert not seen.bare
+
+
+def test_a_template_without_its_contexts_loop_shows_no_context() -> None:
+    source = _grade_prompt().source
+    loop = "Contexts:\n{% for context in item.contexts %}- {{ context }}\n{% endfor %}"
+    assert loop in source
+    seen = V.shown_evidence(_grade_prompt(source.replace(loop, "")), REFERENCE, same_topic=True)
+    assert seen.contexts == ()
+    assert (seen.mentions, seen.intents, seen.influential) == (2, ("methodology",), True)
+
+
+def test_a_template_showing_one_piece_gives_that_piece_alone() -> None:
+    source = "{# version: t #}{% for item in references %}{{ item.influential }}{% endfor %}"
+    seen = V.shown_evidence(_grade_prompt(source), REFERENCE, same_topic=True)
+    assert seen == V.Evidence((), None, None, True, None)
+    assert seen.bare
+
+
+def test_a_withheld_reference_shows_nothing() -> None:
+    seen = V.shown_evidence(_grade_prompt(), grading.withheld(REFERENCE), same_topic=True)
+    assert seen == V.Evidence((), None, None, None, None)
