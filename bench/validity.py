@@ -5,8 +5,9 @@ emulated one (which answers only from each prompt's text) or any OpenAI-compatib
 (``--llm-base-url``, ``--llm-model``, ``--llm-api-key-env``). Then, against the world's truth:
 
 - leaks *injected* into every accepted brief after it was written, one form at a time
-  (:mod:`inspire_build.sandbox.leaks`: six verbatim forms, two paraphrases), each run through
-  the build's checks: the share of each form caught, and by which check;
+  (:mod:`inspire_build.sandbox.leaks`: six verbatim forms, two paraphrases in words no paper
+  holds), each run through the build's checks: the share of each form caught, and by which
+  check;
 - with the sandbox's model, the leaks the model itself slipped into its briefs and whether the
   pipeline rejected them, and the clean briefs it rejected;
 - instances per selected target, and the share of accepted briefs whose problem statement is
@@ -395,6 +396,8 @@ def report(figures: Mapping[str, Any], seconds: float) -> None:
             f"{f['injected_by_check'][form]}"
         )
     print(f"    {'(no leak)':<18} {_share(f['injected_clean_rejected'])} rejected")
+    print("    (the paraphrases hold no word of any paper: only an audit that reads meaning can")
+    print("    catch them; the sandbox's model does not, a real one may: --llm-base-url)")
     print(
         f"  grades vs truth           kappa {_share(f['grade_kappa'])} (ceiling "
         f"{_share(f['grade_ceiling_kappa'])}), exact {_share(f['grade_exact'])} over "
