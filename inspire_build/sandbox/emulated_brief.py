@@ -142,9 +142,13 @@ def solution(abstract: str) -> Solution:
     )
 
 
+_QUOTED = re.compile(r"(?<!\w)'([^']+)'(?!\w)")
+
+
 def feedback_terms(feedback: Sequence[str]) -> list[str]:
-    """Terms a redraft's feedback names: quoted, or listed after "terms:"."""
-    found = [t for line in feedback for t in re.findall(r"'([^']+)'", line)]
+    """Terms a redraft's feedback names: quoted, or listed after "terms:". A quote opens and
+    closes only beside a non-word character: the apostrophe of "cutoff's window" opens none."""
+    found = [t for line in feedback for t in _QUOTED.findall(line)]
     for line in feedback:
         listed = re.search(r"terms?: ([^;]*)", line)
         found += [t.strip() for t in listed.group(1).split(",")] if listed else []

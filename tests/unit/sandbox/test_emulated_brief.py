@@ -355,3 +355,15 @@ def test_a_plant_the_abstract_cannot_give_is_not_listed() -> None:
     rates = dataclasses.replace(NONE, **dict.fromkeys(B.PLANTS, 1.0))
     _, planted = B.write(random.Random(0), rates, request)
     assert planted == ["leak_mechanism"]  # no name, acronym, numbers, or title 4-gram
+
+
+def test_an_apostrophe_in_the_feedback_opens_no_term() -> None:
+    line = (  # the window-scoped retrieval check's own wording
+        "retrieval: target ranks 1 among the 115 candidates its cutoff's window holds (the top 2 "
+        "fails) (terms that found it: 'quill', 'mave')"
+    )
+    assert B.feedback_terms([line]) == ["quill", "mave"]
+    redraft, _ = write(prompt((line,)))
+    assert "quill" not in redraft and "mave" not in redraft
+    # before: ", " was read as a term and said as "related", gluing words together
+    assert "streaming inputs meets noisy labels, and" in redraft.replace("coincides with", "meets")
