@@ -11,9 +11,12 @@ instructions forbid, the redaction terms if the prompt lists any, and a redraft'
   define, numbers, title 4-grams and listed terms. A redraft says a term that the retrieval or
   search check named (one that found the target) generally ("related"), and keeps the rest of
   its sentence; a specific sentence holding a term another check named is dropped (the lead
-  says it generally); feedback of a retrieval or search leak that names no term, or of one
-  check finding the target again in a later draft, drops every specific sentence: the brief
-  falls back to its field's problem.
+  says it generally); feedback of a retrieval or search leak that names no term drops every
+  specific sentence: the brief falls back to its field's problem. A check finding the target
+  again in a later draft gets every term named so far said generally, the setting kept: the
+  prompt asks for the paper's own setting, which a field's problem is not; a target whose
+  every draft is found is excluded, as the pipeline records it (until session 29 the writer
+  fell back to its field's problem there, and its briefs restated each other).
   A prompt that forbids nothing of the solution gets the abstract back, less only the terms it
   lists or its feedback names, as a model told to copy it would: so a sabotaged brief prompt
   shows in the figures.
@@ -185,7 +188,7 @@ def without(sentence: str, terms: Sequence[str]) -> str:
     """The sentence with each term a redraft was told to leave out said generally instead."""
     for term in terms:
         sentence = re.sub(rf"\b{re.escape(term)}\b", "related", sentence, flags=re.IGNORECASE)
-    return re.sub(r"\b(related)(?: and related)+\b", r"\1", sentence)
+    return re.sub(r"\b(related)(?:,? (?:and )?related)+\b", r"\1", sentence)
 
 
 def restate(rng: random.Random, sentence: str) -> str:
@@ -233,11 +236,10 @@ def _found_by(request: Request) -> list[tuple[str, str]]:
 
 
 def _retrieval_flagged(checks: Sequence[str], terms: Sequence[str]) -> bool:
-    """A retrieval or search leak whose feedback names no term, or one check finding the target
-    in two drafts: the specifics gave it away, and saying the named terms generally was not
-    enough. Both checks finding one draft is one leak: they name the same terms. ``checks``:
-    the check of each feedback line that found the target; ``terms``: the terms those name."""
-    return bool(checks) and (not terms or len(set(checks)) < len(checks))
+    """A retrieval or search leak whose feedback names no term: the specifics gave the target
+    away, and nothing says which. ``checks``: the check of each feedback line that found the
+    target; ``terms``: the terms those name."""
+    return bool(checks) and not terms
 
 
 def sections(
