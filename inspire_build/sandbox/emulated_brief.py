@@ -64,6 +64,23 @@ SYNONYMS = {
     "difficult": "hard",
     "often": "frequently",
 }
+# What a model says of a setting when told to say it more generally: its kind. None of these
+# words is in any paper of a world (a test holds it), so a general word finds no paper, and two
+# targets whose settings differ in kind still state different problems.
+GENERAL = {
+    "noisy labels": "imperfect supervision",
+    "scarce annotations": "imperfect supervision",
+    "limited memory": "constrained resources",
+    "tight latency budgets": "constrained resources",
+    "heterogeneous devices": "varied hardware",
+    "distribution shift": "nonstationary arrivals",
+    "streaming inputs": "nonstationary arrivals",
+    "long sequences": "lengthy records",
+    "privacy rules": "external restrictions",
+    "missing modalities": "partial observations",
+    "adversarial inputs": "hostile manipulation",
+    "class imbalance": "skewed frequencies",
+}
 _ANTONYMS = {"unreliable": "reliable", "fragile": "robust", "slow": "fast", "costly": "cheap"}
 # Framing that restates nothing and invents no constraint: it only says where the problem stands.
 FRAMING = (
@@ -185,7 +202,12 @@ def banned(request: Request, found: Solution) -> Banned:
 
 
 def without(sentence: str, terms: Sequence[str]) -> str:
-    """The sentence with each term a redraft was told to leave out said generally instead."""
+    """The sentence with each term a redraft was told to leave out said generally instead: a
+    setting holding one by its kind (:data:`GENERAL`), any other term as "related"."""
+    named = {t.lower() for t in terms}
+    for setting, kind in GENERAL.items():
+        if named & set(setting.split()):
+            sentence = re.sub(rf"\b{setting}\b", kind, sentence, flags=re.IGNORECASE)
     for term in terms:
         sentence = re.sub(rf"\b{re.escape(term)}\b", "related", sentence, flags=re.IGNORECASE)
     return re.sub(r"\b(related)(?:,? (?:and )?related)+\b", r"\1", sentence)

@@ -197,9 +197,10 @@ def distinct_share(problems: Sequence[str]) -> float:
 
 
 def distinct_bound(briefs: int, top: int, candidates: int, attempts: int = 1) -> tuple[float, int]:
-    """(the largest share of ``briefs`` distinct problems any writer can expect, the problem
-    size its first draft states) when a brief whose target ranks in the ``top`` of its window
-    fails, and a writer has ``attempts`` drafts.
+    """(the largest share of ``briefs`` distinct problems any writer that keeps every target
+    can expect, the problem size its first draft states) when a brief whose target ranks in the
+    ``top`` of its window fails, and a writer has ``attempts`` drafts. A writer that lets a
+    target go rather than state its field's problem is not bound by it: it pays in yield.
 
     A problem stated specifically enough to be one brief's alone is stated by the few
     candidates that share it (its size F); a lexical attacker cannot tell them apart, so the

@@ -12,7 +12,9 @@ import pytest
 from inspire_build.briefs import mentions, title_ngrams
 from inspire_build.sandbox import emulated_brief as B
 from inspire_build.sandbox.llm_truth import TruthRates, dice
+from inspire_build.sandbox.world import _SETTINGS, WorldConfig, generate
 from inspire_build.templates import load_prompts
+from inspire_build.text import content_words
 
 NONE = TruthRates(**dict.fromkeys(TruthRates.names(), 0.0))
 PROMPTS = load_prompts()
@@ -251,7 +253,7 @@ def test_both_checks_finding_one_draft_is_one_leak_and_keeps_the_setting() -> No
     assert "streaming inputs" in redraft and "related" in redraft
     # found again by either check, the next draft says that term generally too
     again, _ = write(prompt((*both, "search: ranks 3 (terms that found it: 'streaming')")))
-    assert "streaming" not in again and "inputs meets" in again.replace("coincides with", "meets")
+    assert "streaming" not in again and "nonstationary arrivals" in again  # said by its kind
     assert "lumen corpora" in again
 
 
@@ -371,7 +373,26 @@ def test_an_apostrophe_in_the_feedback_opens_no_term() -> None:
     assert "streaming inputs meets noisy labels, and" in redraft.replace("coincides with", "meets")
 
 
-def test_a_setting_said_generally_is_one_related() -> None:
+def test_a_setting_is_said_by_its_kind_and_other_terms_as_one_related() -> None:
     sentence = "They break down when streaming inputs meets noisy labels, and it is unclear."
-    said = B.without(sentence, ["streaming", "inputs", "noisy", "labels"])
-    assert said == "They break down when related meets related, and it is unclear."
+    said = B.without(sentence, ["inputs", "noisy"])
+    assert said == (
+        "They break down when nonstationary arrivals meets imperfect supervision, and it is "
+        "unclear."
+    )
+    said = B.without("Keep quill and mave cues, and quill signals.", ["quill", "mave"])
+    assert said == "Keep related cues, and related signals."
+
+
+def test_every_setting_of_a_world_has_a_kind_in_words_no_paper_holds() -> None:
+    assert set(B.GENERAL) == set(_SETTINGS)
+    world = generate(WorldConfig(seed=1, papers=600))
+    words: set[str] = set()
+    for record in world.records:
+        words.update(content_words(f"{record.title} {record.abstract}"))
+        for citation in record.references:
+            for context in citation.contexts:
+                words.update(content_words(context))
+    framing = {w for line in B.FRAMING for w in content_words(line)}
+    for kind in B.GENERAL.values():
+        assert not set(content_words(kind)) & (words | framing), kind
