@@ -68,11 +68,13 @@ def test_prefect_deployment_run_builds_a_version(
     try:
         # Until serve has registered the deployment: asked of the API, which answers in
         # milliseconds, where each `prefect` command spends seconds of CPU importing Prefect.
-        for _ in range(360):  # up to 3 minutes
-            asked = httpx.get(f"{prefect_api}/deployments/name/build-split/eval", timeout=10)
-            if asked.status_code == 200 or serving.poll() is not None:
-                break
-            time.sleep(0.5)
+        # One client for every poll: httpx.get makes one, and its SSL context, each time.
+        with httpx.Client(timeout=10) as client:
+            for _ in range(360):  # up to 3 minutes
+                asked = client.get(f"{prefect_api}/deployments/name/build-split/eval")
+                if asked.status_code == 200 or serving.poll() is not None:
+                    break
+                time.sleep(0.5)
         ran = run(
             env, str(VENV_BIN / "prefect"), "deployment", "run", "build-split/eval", "--watch"
         )

@@ -56,12 +56,13 @@ def test_serve_answers_on_loopback_until_interrupted(planted_file: Path) -> None
             "each browser session gives its curator's name (offered: ada)"
         )
         base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                page = httpx.get(base + "/")
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        with httpx.Client() as client:  # one SSL context for every poll, not one each
+            for _ in range(100):
+                try:
+                    page = client.get(base + "/")
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.1)
         assert page.status_code == 200 and 'id="curator-name" value="ada"' in page.text
         assert httpx.post(f"{base}/i/{IA}/accept", data={"reason": ""}).status_code == 403
     finally:

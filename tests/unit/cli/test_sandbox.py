@@ -59,12 +59,13 @@ def test_sandbox_world_serve_and_env(tmp_path: Path) -> None:
         assert server.stdout is not None
         first = server.stdout.readline()
         assert first.strip() == f"export INSPIRE_OPENALEX_URL=http://127.0.0.1:{port}"
-        for _ in range(200):
-            try:
-                answer = httpx.get(f"http://127.0.0.1:{port}/works", params={"per_page": "3"})
-                break
-            except httpx.ConnectError:
-                time.sleep(0.1)
+        with httpx.Client() as client:  # one SSL context for every poll, not one each
+            for _ in range(200):
+                try:
+                    answer = client.get(f"http://127.0.0.1:{port}/works", params={"per_page": "3"})
+                    break
+                except httpx.ConnectError:
+                    time.sleep(0.1)
         assert answer.json()["meta"]["count"] == 60
         # --llm-agent-refusal 1 reaches the model: an agent's turn is refused in words
         task = transcript.opening(dt.date(2025, 1, 1), 5, "Find work on graph search.")
