@@ -207,7 +207,7 @@ def without(sentence: str, terms: Sequence[str]) -> str:
     named = {t.lower() for t in terms}
     for setting, kind in GENERAL.items():
         if named & set(setting.split()):
-            sentence = re.sub(rf"\b{setting}\b", kind, sentence, flags=re.IGNORECASE)
+            sentence = re.sub(rf"\b{re.escape(setting)}\b", kind, sentence, flags=re.IGNORECASE)
     for term in terms:
         sentence = re.sub(rf"\b{re.escape(term)}\b", "related", sentence, flags=re.IGNORECASE)
     return re.sub(r"\b(related)(?:,? (?:and )?related)+\b", r"\1", sentence)
@@ -257,13 +257,6 @@ def _found_by(request: Request) -> list[tuple[str, str]]:
     return [(match.group(1), f) for f in request.feedback if (match := _FOUND.match(f))]
 
 
-def _retrieval_flagged(checks: Sequence[str], terms: Sequence[str]) -> bool:
-    """A retrieval or search leak whose feedback names no term: the specifics gave the target
-    away, and nothing says which. ``checks``: the check of each feedback line that found the
-    target; ``terms``: the terms those name."""
-    return bool(checks) and not terms
-
-
 def sections(
     rng: random.Random, request: Request, ban: Banned, length: int, scope: Scope = "own"
 ) -> dict[str, list[str]]:
@@ -275,7 +268,7 @@ def sections(
     named = feedback_terms(request.feedback)
     found_by = _found_by(request)
     found = feedback_terms([line for _, line in found_by])
-    if scope == "field" or _retrieval_flagged([check for check, _ in found_by], found):
+    if scope == "field" or (found_by and not found):  # found, and nothing says by which terms
         specific = []
     else:  # a specific sentence holding a term a check forbade goes; one holding a term that
         # found the target says it more generally, as the lead does

@@ -1,10 +1,12 @@
-"""Hand-made sandbox records for the emulator's tests: one builder, every field defaulted."""
+"""Hand-made sandbox records for the emulator's tests: one builder, every field defaulted; and the
+words a generated world's papers hold."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from inspire_build.sandbox.world import Record
+from inspire_build.sandbox.world import Record, WorldConfig, generate
+from inspire_build.text import content_words
 
 
 def sandbox_record(key: str, title: str, **fields: Any) -> Record:
@@ -37,3 +39,16 @@ def sandbox_record(key: str, title: str, **fields: Any) -> Record:
         "references": [],
     }
     return Record(**{**values, **fields})
+
+
+def world_words(seed: int, papers: int) -> set[str]:
+    """Every content word of a generated world's titles, S2 titles, abstracts and citation
+    contexts: what a word "no paper holds" must avoid."""
+    words: set[str] = set()
+    for record in generate(WorldConfig(seed=seed, papers=papers)).records:
+        for text in (record.title, record.s2_title, record.abstract):
+            words.update(content_words(text))
+        for citation in record.references:
+            for context in citation.contexts:
+                words.update(content_words(context))
+    return words

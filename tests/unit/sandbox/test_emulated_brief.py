@@ -12,9 +12,10 @@ import pytest
 from inspire_build.briefs import mentions, title_ngrams
 from inspire_build.sandbox import emulated_brief as B
 from inspire_build.sandbox.llm_truth import TruthRates, dice
-from inspire_build.sandbox.world import _SETTINGS, WorldConfig, generate
+from inspire_build.sandbox.world import _SETTINGS
 from inspire_build.templates import load_prompts
 from inspire_build.text import content_words
+from tests.unit.sandbox.conftest import world_words
 
 NONE = TruthRates(**dict.fromkeys(TruthRates.names(), 0.0))
 PROMPTS = load_prompts()
@@ -386,13 +387,7 @@ def test_a_setting_is_said_by_its_kind_and_other_terms_as_one_related() -> None:
 
 def test_every_setting_of_a_world_has_a_kind_in_words_no_paper_holds() -> None:
     assert set(B.GENERAL) == set(_SETTINGS)
-    world = generate(WorldConfig(seed=1, papers=600))
-    words: set[str] = set()
-    for record in world.records:
-        words.update(content_words(f"{record.title} {record.abstract}"))
-        for citation in record.references:
-            for context in citation.contexts:
-                words.update(content_words(context))
+    words = world_words(1, 600)
     framing = {w for line in B.FRAMING for w in content_words(line)}
     for kind in B.GENERAL.values():
         assert not set(content_words(kind)) & (words | framing), kind

@@ -11,6 +11,7 @@ from inspire_build.briefs import mentions, title_ngrams
 from inspire_build.sandbox import leaks as L
 from inspire_build.sandbox.world import WorldConfig, generate
 from inspire_build.text import content_words
+from tests.unit.sandbox.conftest import world_words
 
 TITLE = "Velkora Router: Adaptive gating for lumen-aware ranking"
 FACTS = L.Facts(
@@ -119,20 +120,8 @@ def test_no_title_paraphrase_of_a_generated_world_holds_a_title_4_gram() -> None
     assert checked >= 100
 
 
-def _world_words(seed: int) -> set[str]:
-    world = generate(WorldConfig(seed=seed, papers=400))
-    words: set[str] = set()
-    for record in world.records:
-        for text in (record.title, record.s2_title, record.abstract):
-            words.update(content_words(text))
-        for citation in record.references:
-            for context in citation.contexts:
-                words.update(content_words(context))
-    return words
-
-
 def test_no_word_said_otherwise_is_in_any_paper_of_a_world() -> None:
-    words = _world_words(1) | _world_words(2)
+    words = world_words(1, 400) | world_words(2, 400)
     assert len(words) > 900
     held = {k: v for k, v in L.SYNONYMS.items() if set(content_words(v.replace("-", " "))) & words}
     assert held == {}
